@@ -1,0 +1,56 @@
+/* synth.h - a synthetic event source for tests and benchmarks.
+ *
+ * It writes through the same gr_writer API gpurecd uses.  It is a test
+ * tool, never a mode of the recorder: nothing it writes pretends to be a
+ * recording of a real process (its host name defaults to "synthetic").
+ *
+ * The launch stream models a training job: a few processes, each with a
+ * launching thread that repeats one "step" (a fixed sequence of a few
+ * hundred launches drawn from ~300 kernels with their own grid, block,
+ * shared memory and stream) with jittered gaps and call durations.  With
+ * interval_ns set, timestamps are exact (start + i * interval) and
+ * durations fixed, so tests can compute expected answers by arithmetic.
+ */
+#ifndef GR_SYNTH_H
+#define GR_SYNTH_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+struct gr_synth_opts {
+	uint64_t seed;
+	int64_t start_ns;     /* first event's ts */
+	int64_t interval_ns;  /* >0: exact spacing, no jitter */
+	int nprocs;           /* launching processes (default 4) */
+	int nkernels;         /* distinct kernels (default 300) */
+	int step_len;         /* launches per step (default 400) */
+};
+
+struct gr_synth;
+
+/* Returns a source writing into w, or NULL with errno set. */
+struct gr_synth *gr_synth__new(struct gr_writer *w,
+			       const struct gr_synth_opts *o);
+void gr_synth__free(struct gr_synth *s);
+
+/* Fills vals (indexed by GR_cuda_kernel_*) with the next launch, without
+ * writing it: the benchmark's baseline stores the same events. */
+void gr_synth__next_launch(struct gr_synth *s, int64_t *vals,
+			   uint64_t *nullmask);
+/* The same for the off-CPU and block I/O streams. */
+void gr_synth__next_offcpu(struct gr_synth *s, int64_t *vals,
+			   uint64_t *nullmask);
+void gr_synth__next_block_io(struct gr_synth *s, int64_t *vals,
+			     uint64_t *nullmask);
+
+/* The string of an id gr_synth__next_* put in vals. */
+const char *gr_synth__str(const struct gr_synth *s, int64_t id);
+
+/* Appends n events of table t (cuda_kernel, offcpu or block_io) through
+ * the writer, calling gr_writer__flush every flush_every events (0:
+ * never).  Returns 0 or -errno. */
+int gr_synth__write(struct gr_synth *s, int t, uint64_t n,
+		    uint64_t flush_every);
+
+#endif

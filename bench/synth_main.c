@@ -1,0 +1,148 @@
+/* synth_main.c - `gpurec-synth`: writes synthetic streams into a data
+ * directory through the store, for tests and benchmarks.  Not installed. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/synth.h"
+#include "common/parse.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpurec-synth --data DIR [--events N] [--table T]...\n"
+		"  --table T          cuda_kernel (default), offcpu, block_io; "
+		"repeatable\n"
+		"  --events N         events per table (default 100000)\n"
+		"  --host NAME        host name in the metadata (default "
+		"synthetic)\n"
+		"  --start T          first ts: RFC 3339 or ns since the epoch "
+		"(default now-1h)\n"
+		"  --interval NS      exact spacing, no jitter (tests)\n"
+		"  --seed N           (default 1)\n"
+		"  --procs N          launching processes (default 4)\n"
+		"  --flush-every N    flush every N events (default 65536)\n"
+		"  --block-rows N     events per block at most (default 65536)\n"
+		"  --segment-size S   rotate at S bytes (default 256M)\n"
+		"  --max-disk S       retention cap (default none)\n"
+		"  --rotate-every N   seal a segment every N events per table\n");
+}
+
+static void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "gpurec-synth: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t num(const char *s, const char *what)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || !*s)
+		die("bad %s", what);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "data", 1, NULL, 'd' },      { "events", 1, NULL, 'n' },
+		{ "table", 1, NULL, 't' },     { "host", 1, NULL, 'H' },
+		{ "start", 1, NULL, 's' },     { "interval", 1, NULL, 'i' },
+		{ "seed", 1, NULL, 'S' },      { "procs", 1, NULL, 'p' },
+		{ "flush-every", 1, NULL, 'f' }, { "block-rows", 1, NULL, 'b' },
+		{ "segment-size", 1, NULL, 'z' }, { "max-disk", 1, NULL, 'm' },
+		{ "rotate-every", 1, NULL, 'r' }, { "help", 0, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gr_store_opts so = { .host = "synthetic" };
+	struct gr_synth_opts sy = { .seed = 1 };
+	uint64_t events = 100000, flush_every = 65536, rotate_every = 0;
+	int tables[8], ntables = 0, c;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	sy.start_ns = ((int64_t)now.tv_sec - 3600) * 1000000000;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': so.dir = optarg; break;
+		case 'n': events = num(optarg, "--events"); break;
+		case 't':
+			if (ntables == 8 || (tables[ntables] =
+					     gr_table__find(optarg)) < 0)
+				die("bad --table %s", optarg);
+			ntables++;
+			break;
+		case 'H': so.host = optarg; break;
+		case 's':
+			if (optarg[0] >= '0' && optarg[0] <= '9' &&
+			    !strchr(optarg, '-'))
+				sy.start_ns = (int64_t)num(optarg, "--start");
+			else if (gr_parse_time(optarg, 0, &sy.start_ns))
+				die("bad --start %s", optarg);
+			break;
+		case 'i': sy.interval_ns = (int64_t)num(optarg, "--interval");
+			break;
+		case 'S': sy.seed = num(optarg, "--seed"); break;
+		case 'p': sy.nprocs = (int)num(optarg, "--procs"); break;
+		case 'f': flush_every = num(optarg, "--flush-every"); break;
+		case 'b': so.block_rows = (uint32_t)num(optarg, "--block-rows");
+			break;
+		case 'z':
+			if (gr_parse_size(optarg, &so.segment_size))
+				die("bad --segment-size %s", optarg);
+			break;
+		case 'm':
+			if (gr_parse_size(optarg, &so.max_disk))
+				die("bad --max-disk %s", optarg);
+			break;
+		case 'r': rotate_every = num(optarg, "--rotate-every"); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (!so.dir || optind != argc) {
+		usage(stderr);
+		return 1;
+	}
+	if (!ntables)
+		tables[ntables++] = GR_T_cuda_kernel;
+	so.no_immutable = 1; /* tests tamper with sealed files on purpose */
+	struct gr_writer *w = gr_writer__open(&so);
+	if (!w)
+		die("cannot open %s", so.dir);
+	struct gr_synth *s = gr_synth__new(w, &sy);
+	if (!s)
+		die("out of memory%s", "");
+	for (uint64_t done = 0; done < events;) {
+		uint64_t n = rotate_every ? rotate_every : events;
+		if (n > events - done)
+			n = events - done;
+		for (int i = 0; i < ntables; i++)
+			if (gr_synth__write(s, tables[i], n, flush_every)) {
+				fprintf(stderr, "gpurec-synth: write failed\n");
+				return 2;
+			}
+		done += n;
+		if (rotate_every && done < events && gr_writer__rotate(w))
+			die("rotate failed%s", "");
+	}
+	struct gr_writer_stats st;
+	gr_writer__flush(w);
+	gr_writer__stats(w, &st);
+	gr_synth__free(s);
+	if (gr_writer__close(w)) {
+		fprintf(stderr, "gpurec-synth: close failed\n");
+		return 2;
+	}
+	printf("wrote %" PRIu64 " events in %" PRIu64 " blocks\n", st.events,
+	       st.blocks);
+	return 0;
+}

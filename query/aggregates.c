@@ -1,0 +1,216 @@
+/* aggregates.c - median() and percentile() for SQLite 3.40.
+ *
+ * Semantics follow SQLite 3.47's ext/misc/percentile.c: NULL inputs are
+ * skipped, other non-numeric inputs and infinities are errors, p must lie
+ * in 0..100 and be the same (within 0.001 of the fraction p/100) on every
+ * row, and the result is the linear interpolation at rank p/100 * (n-1)
+ * of the sorted values, always a REAL, or NULL for no input.
+ *
+ * Every value is kept in a growable array of doubles that is sorted
+ * lazily with qsort() when a result is wanted; appends that arrive in
+ * order keep it sorted, so the window-function path (xValue after each
+ * step, xInverse removing the oldest row by binary search) stays cheap
+ * for ordered frames.
+ */
+#include "query/aggregates.h"
+
+#include <float.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pct {
+	double *a;		/* values seen, sqlite3_malloc'd */
+	size_t n, cap;
+	double frac;		/* p / 100, valid once have_frac is set */
+	int have_frac;
+	int sorted;		/* a[0..n) is in ascending order */
+};
+
+/* Name of the SQL function behind @argc, for error messages. */
+static const char *fn_name(int argc)
+{
+	return argc == 1 ? "median" : "percentile";
+}
+
+/* Reports an error whose text is @fmt with the function name for %s. */
+static void pct_error(sqlite3_context *ctx, const char *fmt, int argc)
+{
+	char *msg = sqlite3_mprintf(fmt, fn_name(argc));
+
+	if (!msg) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	sqlite3_result_error(ctx, msg, -1);
+	sqlite3_free(msg);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+static void pct_sort(struct pct *p)
+{
+	if (!p->sorted) {
+		qsort(p->a, p->n, sizeof(p->a[0]), cmp_double);
+		p->sorted = 1;
+	}
+}
+
+/* Validates a row's x.  Returns 1 if @v holds a usable value (stored in
+ * *y), 0 if it is NULL and must be skipped, -1 for a bad value (with
+ * @report set, the error has been raised on @ctx). */
+static int pct_input(sqlite3_context *ctx, int argc, sqlite3_value *v,
+		     double *y, int report)
+{
+	int type = sqlite3_value_type(v);
+
+	if (type == SQLITE_NULL)
+		return 0;
+	if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) {
+		if (report)
+			pct_error(ctx, "1st argument to %s() is not numeric",
+				  argc);
+		return -1;
+	}
+	*y = sqlite3_value_double(v);
+	if (*y > DBL_MAX || *y < -DBL_MAX) {
+		if (report)
+			pct_error(ctx, "Inf input to %s()", argc);
+		return -1;
+	}
+	return 1;
+}
+
+static void pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct pct *p;
+	double frac = 0.5, y;
+	int r;
+
+	if (argc == 2) {
+		int type = sqlite3_value_numeric_type(argv[1]);
+		double pv = sqlite3_value_double(argv[1]);
+
+		if ((type != SQLITE_INTEGER && type != SQLITE_FLOAT) ||
+		    !(pv >= 0.0 && pv <= 100.0)) {
+			sqlite3_result_error(ctx, "2nd argument to "
+					     "percentile() is not a number "
+					     "between 0.0 and 100.0", -1);
+			return;
+		}
+		frac = pv / 100.0;
+	}
+
+	p = sqlite3_aggregate_context(ctx, sizeof(*p));
+	if (!p) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (!p->have_frac) {
+		p->frac = frac;
+		p->have_frac = 1;
+		p->sorted = 1;
+	} else if (p->frac - frac > 0.001 || frac - p->frac > 0.001) {
+		sqlite3_result_error(ctx, "2nd argument to percentile() is not "
+				     "the same for all input rows", -1);
+		return;
+	}
+
+	r = pct_input(ctx, argc, argv[0], &y, 1);
+	if (r <= 0)
+		return;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		double *a = sqlite3_realloc64(p->a, cap * sizeof(*a));
+
+		if (!a) {
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+		p->a = a;
+		p->cap = cap;
+	}
+	if (p->n && y < p->a[p->n - 1])
+		p->sorted = 0;
+	p->a[p->n++] = y;
+}
+
+/* Removes one copy of the x leaving a window frame.  Cannot fail. */
+static void pct_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct pct *p = sqlite3_aggregate_context(ctx, 0);
+	size_t lo = 0, hi;
+	double y;
+
+	if (!p || pct_input(ctx, argc, argv[0], &y, 0) <= 0)
+		return;
+	pct_sort(p);
+	hi = p->n;
+	while (lo < hi) {		/* first index with a[i] >= y */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->a[mid] < y)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->n && p->a[lo] == y) {
+		memmove(p->a + lo, p->a + lo + 1,
+			(p->n - lo - 1) * sizeof(p->a[0]));
+		p->n--;
+	}
+}
+
+/* Sets the interpolated result, or leaves NULL when there is no value. */
+static void pct_compute(sqlite3_context *ctx, struct pct *p)
+{
+	double ix, v1, v2;
+	size_t i1, i2;
+
+	if (!p || p->n == 0)
+		return;
+	pct_sort(p);
+	ix = p->frac * (double)(p->n - 1);
+	i1 = (size_t)ix;
+	i2 = (ix == (double)i1 || i1 == p->n - 1) ? i1 : i1 + 1;
+	v1 = p->a[i1];
+	v2 = p->a[i2];
+	sqlite3_result_double(ctx, v1 + (v2 - v1) * (ix - (double)i1));
+}
+
+static void pct_value(sqlite3_context *ctx)
+{
+	pct_compute(ctx, sqlite3_aggregate_context(ctx, 0));
+}
+
+static void pct_final(sqlite3_context *ctx)
+{
+	struct pct *p = sqlite3_aggregate_context(ctx, 0);
+
+	if (!p)
+		return;
+	pct_compute(ctx, p);
+	sqlite3_free(p->a);
+	memset(p, 0, sizeof(*p));
+}
+
+int gr_aggregates__register(sqlite3 *db)
+{
+	const int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
+	int rc;
+
+	rc = sqlite3_create_window_function(db, "percentile", 2, flags, NULL,
+					    pct_step, pct_final, pct_value,
+					    pct_inverse, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	return sqlite3_create_window_function(db, "median", 1, flags, NULL,
+					      pct_step, pct_final, pct_value,
+					      pct_inverse, NULL);
+}

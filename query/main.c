@@ -1,0 +1,527 @@
+/* main.c - `gpurec`, the query CLI.
+ *
+ * Subcommands are a {name, function, summary} table (bpftool's shape).
+ * Options may stand before or after the subcommand: getopt_long permutes.
+ * Exit status is the product contract: 0 success, 1 a user error (bad SQL,
+ * bad option, no data) with one line on stderr naming it, 2 an internal
+ * failure.  gpurec never loads BPF and never writes to the data
+ * directory: segments are opened read-only (sealed ones immutable).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/parse.h"
+#include "query/aggregates.h"
+#include "query/output.h"
+#include "query/vtab.h"
+#include "schema/schema.h"
+#include "store/store.h"
+
+#define EXIT_USER 1
+#define EXIT_INTERNAL 2
+#define DEFAULT_DATA "/var/lib/gpurec"
+#define GPUREC_VERSION "0.1.0"
+
+struct opts {
+	char **data;          /* --data, in order given */
+	int ndata;
+	const char *since, *until;
+	enum gr_format format;
+	int format_set;
+	int has_pid;
+	int64_t pid;
+	const char *host;
+	int verbose;
+	int argc;             /* what remains after the subcommand */
+	char **argv;
+};
+
+static void die_user(const char *fmt, ...) __attribute__((noreturn,
+							  format(printf, 1, 2)));
+static void die_user(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "gpurec: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_USER);
+}
+
+/* ---- read-only SQL ----------------------------------------------------- */
+
+struct auth {
+	const char *why; /* the reason the authorizer last refused */
+};
+
+/* Allows reading and computing; refuses anything that would write, attach
+ * or load code.  gpurec's connection is an in-memory database, so a write
+ * could not reach a segment anyway, but SQL that looks like it changes
+ * the recording must fail loudly, not pretend. */
+static int authorize(void *ctx, int action, const char *a1, const char *a2,
+		     const char *db, const char *trigger)
+{
+	struct auth *au = ctx;
+	(void)db;
+	(void)trigger;
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_READ:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_FUNCTION:
+		if (a2 && strcasecmp(a2, "load_extension") == 0) {
+			au->why = "load_extension is not allowed";
+			return SQLITE_DENY;
+		}
+		return SQLITE_OK;
+	case SQLITE_PRAGMA: {
+		/* Introspection pragmas take an argument and only read;
+		 * any other pragma may be read (no argument), never set. */
+		static const char *const readers[] = {
+			"table_info", "table_xinfo", "table_list",
+			"function_list", "module_list", "pragma_list",
+			"compile_options", "collation_list", "index_list",
+			"index_info", "index_xinfo",
+		};
+		for (size_t i = 0; i < sizeof(readers) / sizeof(*readers); i++)
+			if (a1 && strcasecmp(a1, readers[i]) == 0)
+				return SQLITE_OK;
+		if (a2 == NULL)
+			return SQLITE_OK;
+		au->why = "PRAGMA assignments are not allowed";
+		return SQLITE_DENY;
+	}
+	case SQLITE_UPDATE:
+		/* SQLite authorizes an internal schema update when a
+		 * table-valued pragma (pragma_table_info) first runs; real
+		 * schema writes stay impossible (defensive mode, no
+		 * writable_schema). */
+		if (a1 && (strcmp(a1, "sqlite_master") == 0 ||
+			   strcmp(a1, "sqlite_temp_master") == 0))
+			return SQLITE_OK;
+		au->why = "the recording is read-only: only SELECT (and WITH, "
+			  "EXPLAIN, reading PRAGMAs) may run";
+		return SQLITE_DENY;
+	case SQLITE_ATTACH:
+	case SQLITE_DETACH:
+		au->why = "ATTACH and DETACH are not allowed";
+		return SQLITE_DENY;
+	default:
+		au->why = "the recording is read-only: only SELECT (and WITH, "
+			  "EXPLAIN, reading PRAGMAs) may run";
+		return SQLITE_DENY;
+	}
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Opens the catalog of --data directories and the query context. */
+static void open_qctx(struct opts *o, struct gr_qctx *q)
+{
+	char *err = NULL;
+	int64_t now = now_ns();
+
+	memset(q, 0, sizeof(*q));
+	q->since = INT64_MIN;
+	q->until = INT64_MAX;
+	q->warn = stderr;
+	if (o->since && gr_parse_time(o->since, now, &q->since))
+		die_user("bad --since '%s': expected 90s, 15m, 2h, 3d or "
+			 "RFC 3339 like 2026-11-22T14:00:00Z", o->since);
+	if (o->until && gr_parse_time(o->until, now, &q->until))
+		die_user("bad --until '%s': expected 90s, 15m, 2h, 3d or "
+			 "RFC 3339 like 2026-11-22T14:00:00Z", o->until);
+	q->has_pid = o->has_pid;
+	q->pid = o->pid;
+	q->host = o->host;
+	if (gr_catalog__open(&q->cat, o->data, o->ndata, &err))
+		die_user("%s", err);
+	if (q->cat.nsegs == 0) {
+		if (o->ndata == 1)
+			die_user("no recording in %s (no segment files)",
+				 o->data[0]);
+		die_user("no recording in the %d --data directories", o->ndata);
+	}
+}
+
+static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
+{
+	sqlite3 *db;
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE |
+			    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		fprintf(stderr, "gpurec: cannot open SQLite: %s\n",
+			sqlite3_errmsg(db));
+		exit(EXIT_INTERNAL);
+	}
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	int rc = gr_aggregates__register(db);
+	if (rc == SQLITE_OK && q)
+		rc = gr_vtab__register(db, q);
+	if (rc != SQLITE_OK) {
+		fprintf(stderr, "gpurec: cannot set up tables: %s\n",
+			sqlite3_errmsg(db));
+		exit(EXIT_INTERNAL);
+	}
+	if (au)
+		sqlite3_set_authorizer(db, authorize, au);
+	return db;
+}
+
+/* Runs every statement of sql, printing each one's rows.  Returns an exit
+ * status. */
+static int run_sql(sqlite3 *db, struct auth *au, const char *sql,
+		   enum gr_format fmt)
+{
+	const char *tail = sql;
+	while (tail && *tail) {
+		sqlite3_stmt *st = NULL;
+		if (au)
+			au->why = NULL;
+		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
+		if (rc != SQLITE_OK) {
+			if (au && au->why)
+				fprintf(stderr, "gpurec: refused: %s\n", au->why);
+			else if (strstr(sqlite3_errmsg(db), "may not be modified"))
+				fprintf(stderr, "gpurec: refused: the recording is "
+					"read-only (%s)\n", sqlite3_errmsg(db));
+			else
+				fprintf(stderr, "gpurec: SQL error: %s\n",
+					sqlite3_errmsg(db));
+			return rc == SQLITE_NOMEM ? EXIT_INTERNAL : EXIT_USER;
+		}
+		if (!st)
+			continue; /* whitespace or a comment */
+		if (!sqlite3_stmt_readonly(st)) {
+			sqlite3_finalize(st);
+			fprintf(stderr, "gpurec: refused: the recording is "
+					"read-only\n");
+			return EXIT_USER;
+		}
+		char *err = NULL;
+		rc = gr_output__run(st, fmt, stdout, &err);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_OK) {
+			fprintf(stderr, "gpurec: SQL error: %s\n",
+				err ? err : sqlite3_errstr(rc));
+			free(err);
+			return rc == SQLITE_NOMEM || rc == SQLITE_IOERR ?
+				       EXIT_INTERNAL : EXIT_USER;
+		}
+	}
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "gpurec: cannot write output: %s\n",
+			strerror(errno));
+		return EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+static char *read_stdin(void)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	size_t n;
+	if (!buf)
+		return NULL;
+	while ((n = fread(buf + len, 1, cap - len - 1, stdin)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			char *p = realloc(buf, cap *= 2);
+			if (!p) {
+				free(buf);
+				return NULL;
+			}
+			buf = p;
+		}
+	}
+	buf[len] = 0;
+	return buf;
+}
+
+/* ---- commands ---------------------------------------------------------- */
+
+static int cmd_sql(struct opts *o)
+{
+	struct gr_qctx q;
+	struct auth au = { 0 };
+	char *sql;
+
+	if (o->argc != 1)
+		die_user("sql takes one argument: the SQL text, or - to read "
+			 "it from stdin");
+	if (strcmp(o->argv[0], "-") == 0) {
+		if (!(sql = read_stdin())) {
+			fprintf(stderr, "gpurec: cannot read stdin\n");
+			return EXIT_INTERNAL;
+		}
+	} else {
+		sql = strdup(o->argv[0]);
+	}
+	if (!sql)
+		return EXIT_INTERNAL;
+	open_qctx(o, &q);
+	sqlite3 *db = open_db(&q, &au);
+	int rc = run_sql(db, &au, sql, o->format);
+	if (getenv("GPUREC_DEBUG_STATS"))
+		fprintf(stderr, "gpurec: stats: segments_opened=%" PRIu64
+			" blocks_read=%" PRIu64 "\n", q.segments_opened,
+			q.blocks_read);
+	sqlite3_close(db);
+	free(sql);
+	free(q.warned);
+	gr_catalog__free(&q.cat);
+	return rc;
+}
+
+/* tables and schema print through the same output formats as SQL, from a
+ * table filled from the schema descriptors. */
+static int print_catalog(struct opts *o, const char *only)
+{
+	sqlite3 *db = open_db(NULL, NULL);
+	sqlite3_stmt *ins;
+	int rc = sqlite3_exec(db,
+		"CREATE TABLE t(name TEXT, description TEXT);"
+		"CREATE TABLE c(tbl TEXT, pos INTEGER, name TEXT, type TEXT,"
+		" sql_type TEXT, description TEXT)", NULL, NULL, NULL);
+	for (int t = 0; t < GR_NTABLES && rc == SQLITE_OK; t++) {
+		const struct gr_table *tab = &gr_tables[t];
+		rc = sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?,?)", -1,
+					&ins, NULL);
+		if (rc != SQLITE_OK)
+			break;
+		sqlite3_bind_text(ins, 1, tab->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, tab->desc, -1, SQLITE_STATIC);
+		sqlite3_step(ins);
+		sqlite3_finalize(ins);
+		rc = sqlite3_prepare_v2(db, "INSERT INTO c VALUES (?,?,?,?,?,?)",
+					-1, &ins, NULL);
+		for (int c = 0; c < tab->ncols && rc == SQLITE_OK; c++) {
+			const struct gr_column *col = &tab->cols[c];
+			sqlite3_bind_text(ins, 1, tab->name, -1, SQLITE_STATIC);
+			sqlite3_bind_int(ins, 2, c);
+			sqlite3_bind_text(ins, 3, col->name, -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins, 4, gr_coltype__name(col->type),
+					  -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins, 5, gr_coltype__sql(col->type),
+					  -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins, 6, col->desc, -1, SQLITE_STATIC);
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				rc = SQLITE_ERROR;
+			sqlite3_reset(ins);
+		}
+		sqlite3_finalize(ins);
+	}
+	if (rc != SQLITE_OK) {
+		fprintf(stderr, "gpurec: %s\n", sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return EXIT_INTERNAL;
+	}
+	char *sql;
+	if (!only)
+		sql = sqlite3_mprintf("SELECT name, description FROM t");
+	else if (strcmp(only, "*") == 0)
+		sql = sqlite3_mprintf("SELECT tbl AS \"table\", name AS column,"
+				      " sql_type AS type, description FROM c"
+				      " ORDER BY rowid");
+	else
+		sql = sqlite3_mprintf("SELECT name AS column, sql_type AS type,"
+				      " description FROM c WHERE tbl=%Q"
+				      " ORDER BY pos", only);
+	rc = run_sql(db, NULL, sql, o->format);
+	sqlite3_free(sql);
+	sqlite3_close(db);
+	return rc;
+}
+
+static int cmd_tables(struct opts *o)
+{
+	if (o->argc)
+		die_user("tables takes no arguments");
+	return print_catalog(o, NULL);
+}
+
+static int cmd_schema(struct opts *o)
+{
+	if (o->argc > 1)
+		die_user("schema takes at most one table name");
+	if (o->argc && gr_table__find(o->argv[0]) < 0)
+		die_user("no table '%s' (gpurec tables lists them)",
+			 o->argv[0]);
+	return print_catalog(o, o->argc ? o->argv[0] : "*");
+}
+
+static int cmd_verify(struct opts *o)
+{
+	int problems = 0;
+	if (o->argc)
+		die_user("verify takes no arguments");
+	for (int d = 0; d < o->ndata; d++) {
+		int n = gr_verify__dir(o->data[d], stdout, o->verbose);
+		if (n < 0)
+			die_user("cannot read data directory %s: %s", o->data[d],
+				 strerror(-n));
+		problems += n;
+	}
+	if (problems) {
+		fprintf(stderr, "gpurec: verify: %d problem%s found\n", problems,
+			problems == 1 ? "" : "s");
+		return EXIT_USER;
+	}
+	printf("verify: all segments intact\n");
+	return 0;
+}
+
+struct command {
+	const char *name;
+	int (*fn)(struct opts *o);
+	const char *args, *summary;
+};
+
+static const struct command commands[] = {
+	{ "sql", cmd_sql, "\"SELECT …\" | -",
+	  "run read-only SQL over the recording (- reads it from stdin)" },
+	{ "tables", cmd_tables, "", "list the tables" },
+	{ "schema", cmd_schema, "[TABLE]",
+	  "show columns with their types and meaning" },
+	{ "verify", cmd_verify, "",
+	  "check every block checksum and the segment hash chain" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpurec [OPTIONS] COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-7s %-18s %s\n", commands[i].name,
+			commands[i].args, commands[i].summary);
+	fprintf(f,
+		"\noptions (before or after the command):\n"
+		"  --data DIR       a recording directory (repeatable: one per "
+		"host, merged;\n"
+		"                   default " DEFAULT_DATA ")\n"
+		"  --since T        only events at or after T (90s, 15m, 2h, 3d "
+		"ago, or RFC 3339)\n"
+		"  --until T        only events at or before T\n"
+		"  --pid N          only events of process N\n"
+		"  --host NAME      only events recorded on host NAME\n"
+		"  --format F       table, csv, json, jsonl or line (default: "
+		"table on a\n"
+		"                   terminal, csv otherwise)\n"
+		"  -v, --verbose    verify: list every segment checked\n"
+		"  -h, --help       this help\n"
+		"  --version        print the version\n"
+		"\nexit status: 0 success, 1 user error (bad SQL, option, no "
+		"data), 2 internal\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "data", required_argument, NULL, 'd' },
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { 0 };
+	int c, help = 0;
+
+	o.data = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o.data)
+		return EXIT_INTERNAL;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o.data[o.ndata++] = optarg;
+			break;
+		case 's':
+			o.since = optarg;
+			break;
+		case 'u':
+			o.until = optarg;
+			break;
+		case 'f':
+			if (gr_format__parse(optarg, &o.format))
+				die_user("bad --format '%s': expected table, csv, "
+					 "json, jsonl or line", optarg);
+			o.format_set = 1;
+			break;
+		case 'p': {
+			char *end;
+			errno = 0;
+			long long v = strtoll(optarg, &end, 10);
+			if (errno || *end || !*optarg || v < 0)
+				die_user("bad --pid '%s': expected a process id",
+					 optarg);
+			o.has_pid = 1;
+			o.pid = v;
+			break;
+		}
+		case 'H':
+			o.host = optarg;
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'h':
+			help = 1;
+			break;
+		case 'V':
+			printf("gpurec %s (schema %d)\n", GPUREC_VERSION,
+			       GR_SCHEMA_VERSION);
+			return 0;
+		case ':':
+			die_user("option %s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				die_user("unknown option -%c (gpurec --help lists "
+					 "them)", optopt);
+			die_user("unknown option %s (gpurec --help lists them)",
+				 argv[optind - 1]);
+		}
+	}
+	if (help) {
+		usage(stdout);
+		return 0;
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USER;
+	}
+	if (!o.ndata)
+		o.data[o.ndata++] = DEFAULT_DATA;
+	if (!o.format_set)
+		o.format = isatty(STDOUT_FILENO) ? GR_FMT_TABLE : GR_FMT_CSV;
+	const char *name = argv[optind];
+	o.argc = argc - optind - 1;
+	o.argv = argv + optind + 1;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0) {
+			int rc = commands[i].fn(&o);
+			free(o.data);
+			return rc;
+		}
+	die_user("unknown command '%s' (gpurec --help lists them)", name);
+}

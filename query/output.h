@@ -1,0 +1,40 @@
+/* output.h - result printers for `gpurec sql`.
+ *
+ * One entry point steps a prepared statement to the end and prints every
+ * row in the chosen format, so the command owns neither layout nor
+ * escaping.  The statement stays the caller's: it is stepped, never reset
+ * or finalized.
+ */
+#ifndef GR_QUERY_OUTPUT_H
+#define GR_QUERY_OUTPUT_H
+
+#include <stdio.h>
+#include <sqlite3.h>
+
+enum gr_format {
+	GR_FMT_TABLE,	/* aligned columns for a terminal */
+	GR_FMT_CSV,	/* RFC 4180, CRLF line ends, header row */
+	GR_FMT_JSON,	/* one array of objects, one object per line */
+	GR_FMT_JSONL,	/* one object per line, no array */
+	GR_FMT_LINE,	/* "name = value" lines, blank line between rows */
+};
+
+/* Looks up a format by name ("table", "csv", "json", "jsonl", "line";
+ * case-insensitive).  Returns 0 on success, -EINVAL for an unknown name. */
+int gr_format__parse(const char *name, enum gr_format *out);
+
+/* Returns the name of @f as accepted by gr_format__parse(), or NULL for a
+ * value outside the enum. */
+const char *gr_format__name(enum gr_format f);
+
+/* Steps @stmt to the end, printing every row to @out in format @fmt.
+ * Returns SQLITE_OK (0) on success.  On failure returns the error code of
+ * sqlite3_step() (or SQLITE_NOMEM, or SQLITE_IOERR when writing @out
+ * fails, or SQLITE_MISUSE for a bad @fmt) and, if @errmsg is not NULL,
+ * sets *errmsg to a malloc'd message for the caller to free(); *errmsg is
+ * NULL on success.  Streaming formats keep the rows printed before an
+ * error (a JSON array is then left unclosed); table prints nothing. */
+int gr_output__run(sqlite3_stmt *stmt, enum gr_format fmt, FILE *out,
+		   char **errmsg);
+
+#endif

@@ -1,0 +1,841 @@
+/* vtab.c - event tables as virtual tables that scan segment blocks.
+ *
+ * Every event table of the schema becomes a virtual table whose scan walks
+ * the segments of all --data directories in order, the blocks of each
+ * segment that overlap the time window, and the rows of each block.  Three
+ * things keep it fast without an ATTACH per file (SQLite caps those at
+ * 10): blocks are pruned by their ts range (from --since/--until and any
+ * ts constraint in the WHERE clause, which xBestIndex passes down); only
+ * the columns the statement uses are decompressed (colUsed); and integer
+ * comparisons in the WHERE clause are evaluated here, in C, on the decoded
+ * arrays, so SQLite sees only matching rows.  SQLite still re-checks those
+ * constraints (omit is left 0), which keeps the semantics of odd operands
+ * (REAL, TEXT) exactly SQLite's.
+ *
+ * Segments are opened one at a time and closed when the scan moves on, so
+ * thousands of files cost one descriptor.  Text results point into the
+ * segment's dictionary; dictionaries of segments already passed are kept
+ * until the cursor closes, so a value SQLite still holds stays valid.
+ *
+ * A segment that cannot be opened or read, or a block failing its
+ * checksum, is skipped with one warning naming the file; the query
+ * answers from the rest.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/vtab.h"
+#include "store/codec.h"
+
+#define MAX_FILTERS 32
+
+enum { OP_EQ, OP_GT, OP_LE, OP_LT, OP_GE, OP_NE };
+
+struct vtab {
+	sqlite3_vtab base;
+	struct gr_qctx *q;
+	int t;                               /* the table */
+	int members[GR_NTABLES];             /* tables its scan reads */
+	int nmembers;
+	int8_t memcol[GR_NTABLES][GR_MAX_COLS]; /* column in member, or -1 */
+};
+
+struct filt {
+	int col, op;
+	int64_t v;
+};
+
+struct retired {
+	const char **dict;
+	uint32_t *dict_len;
+	char *dict_arena;
+};
+
+struct cursor {
+	sqlite3_vtab_cursor base;
+	struct vtab *vt;
+	uint64_t need;                /* columns to decode */
+	struct filt f[MAX_FILTERS];
+	int nf;
+	int64_t lo, hi;
+	const char *host_eq;          /* host = '…' pushed down */
+	int never;                    /* a filter no row can pass */
+
+	int mi;                       /* member index */
+	int si;                       /* catalog segment index */
+	struct gr_segment *seg;
+	int seg_has_str;
+	struct retired *retired;
+	int nretired, retired_cap;
+
+	struct gr_block blk;
+	struct gr_decoder *dec;
+	int64_t *cv[GR_MAX_COLS];
+	uint8_t *cn[GR_MAX_COLS];     /* null bitmaps */
+	int chn[GR_MAX_COLS];         /* has nulls */
+	int cmissing[GR_MAX_COLS];    /* column absent from this segment */
+	uint32_t cap;
+	uint32_t row, nrows;
+	int64_t rowid;
+	int eof;
+};
+
+static void qwarn(struct gr_qctx *q, int si, const char *fmt, ...)
+{
+	va_list ap;
+	if (si >= 0 && q->warned) {
+		if (q->warned[si])
+			return;
+		q->warned[si] = 1;
+	}
+	q->warnings++;
+	fprintf(q->warn, "gpurec: warning: ");
+	va_start(ap, fmt);
+	vfprintf(q->warn, fmt, ap);
+	va_end(ap);
+	fprintf(q->warn, "; answering from the other segments\n");
+}
+
+/* ---- table lifecycle --------------------------------------------------- */
+
+static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+		      sqlite3_vtab **out, char **err)
+{
+	struct gr_qctx *q = aux;
+	int t = argc > 3 ? gr_table__find(argv[3]) : -1;
+	if (t < 0 || !(gr_tables[t].flags & GR_TF_EVENT)) {
+		*err = sqlite3_mprintf("gpurec: no event table %s",
+				       argc > 3 ? argv[3] : "?");
+		return SQLITE_ERROR;
+	}
+	const struct gr_table *tab = &gr_tables[t];
+	sqlite3_str *ddl = sqlite3_str_new(db);
+	sqlite3_str_appendf(ddl, "CREATE TABLE x(");
+	for (int c = 0; c < tab->ncols; c++)
+		sqlite3_str_appendf(ddl, "%s\"%w\" %s", c ? ", " : "",
+				    tab->cols[c].name,
+				    gr_coltype__sql(tab->cols[c].type));
+	sqlite3_str_appendf(ddl, ")");
+	char *sql = sqlite3_str_finish(ddl);
+	int rc = sql ? sqlite3_declare_vtab(db, sql) : SQLITE_NOMEM;
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK)
+		return rc;
+
+	struct vtab *vt = sqlite3_malloc(sizeof(*vt));
+	if (!vt)
+		return SQLITE_NOMEM;
+	memset(vt, 0, sizeof(*vt));
+	vt->q = q;
+	vt->t = t;
+	memset(vt->memcol, -1, sizeof(vt->memcol));
+	for (int m = 0; m < GR_NTABLES; m++) {
+		int is_member = m == t ||
+			((tab->flags & GR_TF_UNION_CUDA) &&
+			 (gr_tables[m].flags & GR_TF_EVENT) &&
+			 strncmp(gr_tables[m].name, "cuda_", 5) == 0);
+		if (!is_member)
+			continue;
+		vt->members[vt->nmembers++] = m;
+		for (int c = 0; c < tab->ncols; c++)
+			vt->memcol[m][c] = (int8_t)gr_table__col(&gr_tables[m],
+							 tab->cols[c].name);
+	}
+	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+	*out = &vt->base;
+	return SQLITE_OK;
+}
+
+static int vt_disconnect(sqlite3_vtab *v)
+{
+	sqlite3_free(v);
+	return SQLITE_OK;
+}
+
+/* ---- planning ---------------------------------------------------------- */
+
+/* idxStr: "<colUsed hex>" then ";<col>,<op>" per constraint passed down,
+ * in argv order. */
+static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
+{
+	struct vtab *vt = (struct vtab *)v;
+	const struct gr_table *tab = &gr_tables[vt->t];
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	int argi = 0, ts_bounded = 0;
+
+	sqlite3_str_appendf(s, "%llx", (unsigned long long)ii->colUsed);
+	for (int i = 0; i < ii->nConstraint && argi < MAX_FILTERS; i++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+		int op;
+		if (!c->usable || c->iColumn < 0)
+			continue;
+		switch (c->op) {
+		case SQLITE_INDEX_CONSTRAINT_EQ: op = OP_EQ; break;
+		case SQLITE_INDEX_CONSTRAINT_GT: op = OP_GT; break;
+		case SQLITE_INDEX_CONSTRAINT_LE: op = OP_LE; break;
+		case SQLITE_INDEX_CONSTRAINT_LT: op = OP_LT; break;
+		case SQLITE_INDEX_CONSTRAINT_GE: op = OP_GE; break;
+		case SQLITE_INDEX_CONSTRAINT_NE: op = OP_NE; break;
+		default: continue;
+		}
+		enum gr_coltype ty = tab->cols[c->iColumn].type;
+		if (ty == GR_STR || (ty == GR_HOST && op != OP_EQ))
+			continue;
+		ii->aConstraintUsage[i].argvIndex = ++argi;
+		ii->aConstraintUsage[i].omit = 0;
+		if (c->iColumn == 0 && op != OP_NE)
+			ts_bounded++;
+		sqlite3_str_appendf(s, ";%d,%d", c->iColumn, op);
+	}
+	char *str = sqlite3_str_finish(s);
+	if (!str)
+		return SQLITE_NOMEM;
+	ii->idxStr = str;
+	ii->needToFreeIdxStr = 1;
+	ii->idxNum = argi;
+	/* Pushed-down filters make the scan cheaper only where they prune
+	 * blocks (ts); others still read every block but return fewer rows. */
+	double rows = 1e7 / (ts_bounded ? 100.0 : 1.0) / (argi ? 2.0 : 1.0);
+	ii->estimatedRows = (sqlite3_int64)rows;
+	ii->estimatedCost = rows;
+	return SQLITE_OK;
+}
+
+/* ---- cursor ------------------------------------------------------------ */
+
+static int vt_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+	struct cursor *c = sqlite3_malloc(sizeof(*c));
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	c->vt = (struct vtab *)v;
+	if (!(c->dec = gr_decoder__new())) {
+		sqlite3_free(c);
+		return SQLITE_NOMEM;
+	}
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static void retire_segment(struct cursor *c)
+{
+	struct gr_segment *s = c->seg;
+	if (!s)
+		return;
+	if (s->dict_loaded) {
+		if (c->nretired == c->retired_cap) {
+			int cap = c->retired_cap ? c->retired_cap * 2 : 16;
+			void *p = realloc(c->retired, (size_t)cap *
+						      sizeof(*c->retired));
+			if (p) {
+				c->retired = p;
+				c->retired_cap = cap;
+			}
+		}
+		if (c->nretired < c->retired_cap) {
+			c->retired[c->nretired++] = (struct retired){
+				s->dict, s->dict_len, s->dict_arena };
+			s->dict = NULL;
+			s->dict_len = NULL;
+			s->dict_arena = NULL;
+		}
+	}
+	gr_segment__close(s);
+	c->seg = NULL;
+}
+
+static void free_retired(struct cursor *c)
+{
+	for (int i = 0; i < c->nretired; i++) {
+		free(c->retired[i].dict);
+		free(c->retired[i].dict_len);
+		free(c->retired[i].dict_arena);
+	}
+	c->nretired = 0;
+}
+
+static int vt_close(sqlite3_vtab_cursor *cur)
+{
+	struct cursor *c = (struct cursor *)cur;
+	retire_segment(c);
+	free_retired(c);
+	free(c->retired);
+	gr_block__free(&c->blk);
+	gr_decoder__free(c->dec);
+	for (int i = 0; i < GR_MAX_COLS; i++) {
+		free(c->cv[i]);
+		free(c->cn[i]);
+	}
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+static int ensure_cap(struct cursor *c, uint32_t n)
+{
+	if (n <= c->cap)
+		return 0;
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	for (int i = 0; i < tab->ncols; i++) {
+		if (!(c->need >> i & 1))
+			continue;
+		int64_t *v = realloc(c->cv[i], (size_t)n * sizeof(int64_t));
+		if (v)
+			c->cv[i] = v;
+		uint8_t *b = realloc(c->cn[i], (n + 7) / 8);
+		if (b)
+			c->cn[i] = b;
+		if (!v || !b)
+			return -ENOMEM;
+	}
+	c->cap = n;
+	return 0;
+}
+
+/* Opens the next segment of the current member that may hold rows.
+ * Returns 1 when one is open and its blocks are being walked, 0 when the
+ * member has no more, or -ENOMEM. */
+static int next_segment(struct cursor *c)
+{
+	struct gr_qctx *q = c->vt->q;
+	int m = c->vt->members[c->mi];
+	const char *host = c->host_eq ? c->host_eq : q->host;
+	char *err = NULL;
+
+	retire_segment(c);
+	while (++c->si < q->cat.nsegs) {
+		const struct gr_catalog_seg *cs = &q->cat.segs[c->si];
+		if (cs->sealed) {
+			/* The manifest knows a sealed segment's span and host:
+			 * skip it unopened when it cannot match. */
+			if (cs->m->events == 0 || cs->end_ts < c->lo ||
+			    cs->start_ts > c->hi)
+				continue;
+			if (host && strcmp(cs->m->host, host) != 0)
+				continue;
+		}
+		struct gr_segment *s;
+		if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
+			qwarn(q, c->si, "skipping %s: %s", cs->path,
+			      err ? err : "cannot open");
+			free(err);
+			continue;
+		}
+		q->segments_opened++;
+		if (host && strcmp(s->host, host) != 0) {
+			gr_segment__close(s);
+			continue;
+		}
+		c->seg = s;
+		if (gr_segment__load_colmap(s, m, &err) ||
+		    gr_segment__blocks(s, gr_tables[m].name, c->lo, c->hi,
+				       &err)) {
+			qwarn(q, c->si, "skipping %s: %s", cs->path, err);
+			free(err);
+			retire_segment(c);
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* Decodes the next block with rows.  Returns 1, 0 at the end of the scan,
+ * or -ENOMEM. */
+static int next_block(struct cursor *c)
+{
+	struct gr_qctx *q = c->vt->q;
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	char *err = NULL;
+
+	for (;;) {
+		if (!c->seg) {
+			int rc = next_segment(c);
+			if (rc < 0)
+				return rc;
+			if (rc == 0) {
+				if (++c->mi >= c->vt->nmembers)
+					return 0;
+				c->si = -1;
+				continue;
+			}
+		}
+		struct gr_blockref b;
+		int rc = gr_segment__next_block(c->seg, &b, &err);
+		if (rc == 0) {
+			retire_segment(c);
+			continue;
+		}
+		if (rc < 0) {
+			char *path = c->seg->path;
+			if (rc == -EBADMSG) {
+				/* Warn for each bad block, not once per file. */
+				q->warned[c->si] = 0;
+				qwarn(q, c->si, "%s: %s, skipped", path, err);
+				q->warned[c->si] = 0;
+				free(err);
+				continue;
+			}
+			qwarn(q, c->si, "%s: %s", path, err);
+			free(err);
+			retire_segment(c);
+			continue;
+		}
+		if (gr_block__parse(&c->blk, b.payload, b.len) ||
+		    c->blk.nrows != (uint64_t)b.count) {
+			qwarn(q, c->si, "%s: block %lld is malformed, skipped",
+			      c->seg->path, (long long)b.id);
+			continue;
+		}
+		if (ensure_cap(c, c->blk.nrows))
+			return -ENOMEM;
+		int m = c->vt->members[c->mi], bad = 0;
+		for (int i = 0; i < tab->ncols && !bad; i++) {
+			if (!(c->need >> i & 1) || tab->cols[i].type == GR_HOST)
+				continue;
+			int mc = c->vt->memcol[m][i];
+			int sc = mc >= 0 ? c->seg->colmap[m][mc] : -1;
+			c->cmissing[i] = sc < 0 || sc >= c->blk.ncols;
+			if (c->cmissing[i])
+				continue;
+			if (gr_decoder__column(c->dec, &c->blk, sc, c->cv[i],
+					       c->cn[i], &c->chn[i]))
+				bad = 1;
+			if (tab->cols[i].type == GR_STR && !c->seg->dict_loaded &&
+			    gr_segment__load_dict(c->seg, &err)) {
+				qwarn(q, c->si, "%s: dictionary: %s",
+				      c->seg->path, err);
+				free(err);
+				bad = 1;
+			}
+		}
+		if (bad) {
+			qwarn(q, c->si, "%s: block %lld does not decode, "
+			      "skipped", c->seg->path, (long long)b.id);
+			continue;
+		}
+		q->blocks_read++;
+		c->nrows = c->blk.nrows;
+		c->row = 0;
+		return 1;
+	}
+}
+
+static inline int row_passes(struct cursor *c, uint32_t r)
+{
+	for (int i = 0; i < c->nf; i++) {
+		const struct filt *f = &c->f[i];
+		if (c->cmissing[f->col])
+			return 0;
+		if (c->chn[f->col] && (c->cn[f->col][r >> 3] >> (r & 7)) & 1)
+			return 0;
+		int64_t v = c->cv[f->col][r];
+		switch (f->op) {
+		case OP_EQ: if (v != f->v) return 0; break;
+		case OP_GT: if (v <= f->v) return 0; break;
+		case OP_LE: if (v > f->v) return 0; break;
+		case OP_LT: if (v >= f->v) return 0; break;
+		case OP_GE: if (v < f->v) return 0; break;
+		case OP_NE: if (v == f->v) return 0; break;
+		}
+	}
+	return 1;
+}
+
+/* Moves to the next passing row at or after the current position. */
+static int seek(struct cursor *c)
+{
+	for (;;) {
+		while (c->row < c->nrows) {
+			if (row_passes(c, c->row))
+				return SQLITE_OK;
+			c->row++;
+		}
+		int rc = next_block(c);
+		if (rc < 0)
+			return SQLITE_NOMEM;
+		if (rc == 0) {
+			c->eof = 1;
+			return SQLITE_OK;
+		}
+	}
+}
+
+static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+		     int argc, sqlite3_value **argv)
+{
+	struct cursor *c = (struct cursor *)cur;
+	struct gr_qctx *q = c->vt->q;
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	const char *p = idxStr;
+	(void)idxNum;
+
+	retire_segment(c);
+	free_retired(c);
+	c->nf = 0;
+	c->never = 0;
+	c->host_eq = NULL;
+	c->lo = q->since;
+	c->hi = q->until;
+	c->need = strtoull(p, NULL, 16);
+	if (c->need >> 63)
+		c->need = ~0ull;
+	/* The window and --pid are filters like any other. */
+	if (q->since != INT64_MIN)
+		c->f[c->nf++] = (struct filt){ 0, OP_GE, q->since };
+	if (q->until != INT64_MAX)
+		c->f[c->nf++] = (struct filt){ 0, OP_LE, q->until };
+	if (q->has_pid)
+		c->f[c->nf++] = (struct filt){ 2, OP_EQ, q->pid };
+	for (int i = 0; i < argc && (p = strchr(p, ';')); i++) {
+		int col, op;
+		if (sscanf(++p, "%d,%d", &col, &op) != 2)
+			break;
+		sqlite3_value *v = argv[i];
+		if (tab->cols[col].type == GR_HOST) {
+			if (sqlite3_value_type(v) == SQLITE_TEXT)
+				c->host_eq = (const char *)sqlite3_value_text(v);
+			else if (sqlite3_value_type(v) == SQLITE_NULL)
+				c->never = 1;
+			continue;
+		}
+		if (sqlite3_value_type(v) == SQLITE_NULL) {
+			c->never = 1; /* x op NULL is never true */
+			continue;
+		}
+		/* Only integer operands are evaluated here; SQLite applies
+		 * the others (its re-check sees every row we pass). */
+		if (sqlite3_value_type(v) != SQLITE_INTEGER ||
+		    c->nf == MAX_FILTERS)
+			continue;
+		int64_t x = sqlite3_value_int64(v);
+		c->f[c->nf++] = (struct filt){ col, op, x };
+		if (col == 0) {
+			if ((op == OP_GE || op == OP_EQ) && x > c->lo)
+				c->lo = x;
+			if (op == OP_GT && x != INT64_MAX && x + 1 > c->lo)
+				c->lo = x + 1;
+			if ((op == OP_LE || op == OP_EQ) && x < c->hi)
+				c->hi = x;
+			if (op == OP_LT && x != INT64_MIN && x - 1 < c->hi)
+				c->hi = x - 1;
+		}
+	}
+	for (int i = 0; i < c->nf; i++)
+		c->need |= 1ull << c->f[i].col;
+	c->cap = 0; /* need may have grown: reallocate lazily */
+	c->mi = 0;
+	c->si = -1;
+	c->row = c->nrows = 0;
+	c->rowid = 0;
+	c->eof = 0;
+	if (c->never || c->lo > c->hi) {
+		c->eof = 1;
+		return SQLITE_OK;
+	}
+	return seek(c);
+}
+
+static int vt_next(sqlite3_vtab_cursor *cur)
+{
+	struct cursor *c = (struct cursor *)cur;
+	c->row++;
+	c->rowid++;
+	return seek(c);
+}
+
+static int vt_eof(sqlite3_vtab_cursor *cur)
+{
+	return ((struct cursor *)cur)->eof;
+}
+
+static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+	struct cursor *c = (struct cursor *)cur;
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	uint32_t r = c->row;
+
+	if (tab->cols[i].type == GR_HOST) {
+		sqlite3_result_text(ctx, c->seg->host, -1, SQLITE_TRANSIENT);
+		return SQLITE_OK;
+	}
+	if (!(c->need >> i & 1)) {
+		/* SQLite asked for a column colUsed did not list. */
+		sqlite3_result_error(ctx, "gpurec: column not decoded", -1);
+		return SQLITE_ERROR;
+	}
+	if (c->cmissing[i] ||
+	    (c->chn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1))
+		return SQLITE_OK; /* NULL */
+	int64_t v = c->cv[i][r];
+	if (tab->cols[i].type == GR_STR) {
+		const struct gr_segment *s = c->seg;
+		if (v > 0 && (uint64_t)v <= s->ndict && s->dict[v])
+			sqlite3_result_text(ctx, s->dict[v], (int)s->dict_len[v],
+					    SQLITE_STATIC);
+		return SQLITE_OK;
+	}
+	sqlite3_result_int64(ctx, v);
+	return SQLITE_OK;
+}
+
+static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	*rowid = ((struct cursor *)cur)->rowid;
+	return SQLITE_OK;
+}
+
+static const sqlite3_module event_module = {
+	.iVersion = 0,
+	.xCreate = vt_connect,
+	.xConnect = vt_connect,
+	.xBestIndex = vt_best_index,
+	.xDisconnect = vt_disconnect,
+	.xDestroy = vt_disconnect,
+	.xOpen = vt_open,
+	.xClose = vt_close,
+	.xFilter = vt_filter,
+	.xNext = vt_next,
+	.xEof = vt_eof,
+	.xColumn = vt_column,
+	.xRowid = vt_rowid,
+};
+
+/* ---- the segments table ------------------------------------------------ */
+
+struct segcur {
+	sqlite3_vtab_cursor base;
+	struct gr_qctx *q;
+	int i;
+	struct gr_segment *seg; /* metadata of row i, NULL if unreadable */
+};
+
+struct segvtab {
+	sqlite3_vtab base;
+	struct gr_qctx *q;
+};
+
+static int sv_connect(sqlite3 *db, void *aux, int argc,
+		      const char *const *argv, sqlite3_vtab **out, char **err)
+{
+	const struct gr_table *tab = &gr_tables[GR_T_segments];
+	(void)argc;
+	(void)argv;
+	(void)err;
+	sqlite3_str *ddl = sqlite3_str_new(db);
+	sqlite3_str_appendf(ddl, "CREATE TABLE x(");
+	for (int c = 0; c < tab->ncols; c++)
+		sqlite3_str_appendf(ddl, "%s\"%w\" %s", c ? ", " : "",
+				    tab->cols[c].name,
+				    gr_coltype__sql(tab->cols[c].type));
+	sqlite3_str_appendf(ddl, ")");
+	char *sql = sqlite3_str_finish(ddl);
+	int rc = sql ? sqlite3_declare_vtab(db, sql) : SQLITE_NOMEM;
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK)
+		return rc;
+	struct segvtab *v = sqlite3_malloc(sizeof(*v));
+	if (!v)
+		return SQLITE_NOMEM;
+	memset(v, 0, sizeof(*v));
+	v->q = aux;
+	*out = &v->base;
+	return SQLITE_OK;
+}
+
+static int sv_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
+{
+	(void)v;
+	ii->estimatedCost = 1000;
+	return SQLITE_OK;
+}
+
+static int sv_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+	struct segcur *c = sqlite3_malloc(sizeof(*c));
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	c->q = ((struct segvtab *)v)->q;
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static void sv_load(struct segcur *c)
+{
+	char *err = NULL;
+	gr_segment__close(c->seg);
+	c->seg = NULL;
+	for (; c->i < c->q->cat.nsegs; c->i++) {
+		const struct gr_catalog_seg *cs = &c->q->cat.segs[c->i];
+		if (c->q->host && cs->sealed &&
+		    strcmp(cs->m->host, c->q->host) != 0)
+			continue;
+		if (gr_segment__open(cs->path, cs->sealed, &c->seg, &err)) {
+			qwarn(c->q, c->i, "%s: %s", cs->path, err);
+			free(err);
+			err = NULL;
+		}
+		if (c->q->host && c->seg && strcmp(c->seg->host, c->q->host)) {
+			gr_segment__close(c->seg);
+			c->seg = NULL;
+			continue;
+		}
+		break;
+	}
+}
+
+static int sv_filter(sqlite3_vtab_cursor *cur, int n, const char *s, int argc,
+		     sqlite3_value **argv)
+{
+	struct segcur *c = (struct segcur *)cur;
+	(void)n, (void)s, (void)argc, (void)argv;
+	c->i = 0;
+	sv_load(c);
+	return SQLITE_OK;
+}
+
+static int sv_next(sqlite3_vtab_cursor *cur)
+{
+	struct segcur *c = (struct segcur *)cur;
+	c->i++;
+	sv_load(c);
+	return SQLITE_OK;
+}
+
+static int sv_eof(sqlite3_vtab_cursor *cur)
+{
+	struct segcur *c = (struct segcur *)cur;
+	return c->i >= c->q->cat.nsegs;
+}
+
+static int sv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+	struct segcur *c = (struct segcur *)cur;
+	const struct gr_catalog_seg *cs = &c->q->cat.segs[c->i];
+	const struct gr_segment *s = c->seg;
+	switch (i) {
+	case GR_segments_host:
+		if (s)
+			sqlite3_result_text(ctx, s->host, -1, SQLITE_TRANSIENT);
+		else if (cs->m)
+			sqlite3_result_text(ctx, cs->m->host, -1,
+					    SQLITE_TRANSIENT);
+		break;
+	case GR_segments_path:
+		sqlite3_result_text(ctx, cs->path, -1, SQLITE_TRANSIENT);
+		break;
+	case GR_segments_start_ts:
+	case GR_segments_end_ts:
+	case GR_segments_events: {
+		int64_t v;
+		if (cs->m)
+			v = i == GR_segments_start_ts ? cs->m->start_ts :
+			    i == GR_segments_end_ts ? cs->m->end_ts :
+			    (int64_t)cs->m->events;
+		else if (s && s->sealed)
+			v = i == GR_segments_start_ts ? s->start_ts :
+			    i == GR_segments_end_ts ? s->end_ts : s->events;
+		else if (s) {
+			/* The open segment: ask its blocks. */
+			sqlite3_stmt *st;
+			const char *sql = i == GR_segments_start_ts ?
+				"SELECT min(ts_min) FROM blocks" :
+				i == GR_segments_end_ts ?
+				"SELECT max(ts_max) FROM blocks" :
+				"SELECT total(count) FROM blocks";
+			if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL))
+				break;
+			if (sqlite3_step(st) == SQLITE_ROW &&
+			    sqlite3_column_type(st, 0) != SQLITE_NULL)
+				sqlite3_result_int64(ctx,
+						     sqlite3_column_int64(st, 0));
+			sqlite3_finalize(st);
+			break;
+		} else
+			break;
+		sqlite3_result_int64(ctx, v);
+		break;
+	}
+	case GR_segments_bytes:
+		sqlite3_result_int64(ctx, (sqlite3_int64)cs->bytes);
+		break;
+	case GR_segments_sealed:
+		sqlite3_result_int(ctx, cs->sealed);
+		break;
+	case GR_segments_sha256:
+		if (cs->m)
+			sqlite3_result_text(ctx, cs->m->sha256, -1,
+					    SQLITE_TRANSIENT);
+		break;
+	case GR_segments_prev_sha256:
+		if (s && s->prev_sha256)
+			sqlite3_result_text(ctx, s->prev_sha256, -1,
+					    SQLITE_TRANSIENT);
+		else if (cs->m)
+			sqlite3_result_text(ctx, cs->m->prev, -1,
+					    SQLITE_TRANSIENT);
+		break;
+	case GR_segments_schema_version:
+		if (s)
+			sqlite3_result_int(ctx, s->schema_version);
+		break;
+	}
+	return SQLITE_OK;
+}
+
+static int sv_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	*rowid = ((struct segcur *)cur)->i;
+	return SQLITE_OK;
+}
+
+static int sv_close(sqlite3_vtab_cursor *cur)
+{
+	struct segcur *c = (struct segcur *)cur;
+	gr_segment__close(c->seg);
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+static const sqlite3_module segments_module = {
+	.iVersion = 0,
+	.xCreate = sv_connect,
+	.xConnect = sv_connect,
+	.xBestIndex = sv_best_index,
+	.xDisconnect = vt_disconnect,
+	.xDestroy = vt_disconnect,
+	.xOpen = sv_open,
+	.xClose = sv_close,
+	.xFilter = sv_filter,
+	.xNext = sv_next,
+	.xEof = sv_eof,
+	.xColumn = sv_column,
+	.xRowid = sv_rowid,
+};
+
+int gr_vtab__register(sqlite3 *db, struct gr_qctx *q)
+{
+	int rc = sqlite3_create_module(db, "gpurec_events", &event_module, q);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_module(db, "gpurec_segments",
+					   &segments_module, q);
+	if (!q->warned && q->cat.nsegs &&
+	    !(q->warned = calloc((size_t)q->cat.nsegs, 1)))
+		return SQLITE_NOMEM;
+	for (int t = 0; t < GR_NTABLES && rc == SQLITE_OK; t++) {
+		char *sql = sqlite3_mprintf(
+			"CREATE VIRTUAL TABLE \"%w\" USING %s(%s)",
+			gr_tables[t].name,
+			gr_tables[t].flags & GR_TF_EVENT ? "gpurec_events" :
+							   "gpurec_segments",
+			gr_tables[t].name);
+		if (!sql)
+			return SQLITE_NOMEM;
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+		sqlite3_free(sql);
+	}
+	return rc;
+}

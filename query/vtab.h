@@ -1,0 +1,29 @@
+/* vtab.h - the event tables as SQLite virtual tables over segment files. */
+#ifndef GR_VTAB_H
+#define GR_VTAB_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store/store.h"
+
+/* What every scan of one query shares: the segments and the window. */
+struct gr_qctx {
+	struct gr_catalog cat;
+	int64_t since, until; /* inclusive; INT64_MIN / INT64_MAX: open */
+	int has_pid;
+	int64_t pid;
+	const char *host;     /* only segments of this host, or NULL */
+	FILE *warn;           /* warnings go here (stderr) */
+	int warnings;
+	uint8_t *warned;      /* per catalog segment: already warned */
+	/* Statistics, for tests and benchmarks. */
+	uint64_t blocks_read, blocks_skipped, segments_opened;
+};
+
+/* Creates one virtual table per table of the schema in db's main schema.
+ * q must outlive db.  Returns SQLITE_OK or an SQLite error code. */
+int gr_vtab__register(sqlite3 *db, struct gr_qctx *q);
+
+#endif

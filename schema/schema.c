@@ -1,0 +1,48 @@
+/* schema.c - the table descriptors, expanded from tables.def. */
+#include <string.h>
+
+#include "schema/schema.h"
+
+#define GR__COL(t, n, ty, d) { #n, GR_##ty, d },
+#define GR__COLS(t, f, d) \
+	static const struct gr_column cols_##t[] = { GR_COLS_##t(GR__COL, t) };
+GR_TABLES(GR__COLS)
+#undef GR__COLS
+#undef GR__COL
+
+#define GR__TAB(t, f, d) \
+	{ #t, f, d, cols_##t, (int)(sizeof(cols_##t) / sizeof(cols_##t[0])) },
+const struct gr_table gr_tables[GR_NTABLES] = { GR_TABLES(GR__TAB) };
+#undef GR__TAB
+
+/* Every table must fit a 64-bit null mask. */
+#define GR__CHK(t, f, d) _Static_assert(GR_##t##__NCOLS <= GR_MAX_COLS, #t);
+GR_TABLES(GR__CHK)
+#undef GR__CHK
+
+int gr_table__find(const char *name)
+{
+	for (int i = 0; i < GR_NTABLES; i++)
+		if (strcmp(gr_tables[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int gr_table__col(const struct gr_table *t, const char *name)
+{
+	for (int i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+const char *gr_coltype__name(enum gr_coltype ty)
+{
+	static const char *const names[] = { "TS", "INT", "STR", "HOST" };
+	return names[ty];
+}
+
+const char *gr_coltype__sql(enum gr_coltype ty)
+{
+	return ty == GR_STR || ty == GR_HOST ? "TEXT" : "INTEGER";
+}

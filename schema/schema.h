@@ -1,0 +1,64 @@
+/* schema.h - table and column descriptors generated from tables.def.
+ *
+ * Writers index their value arrays with the generated GR_<table>_<column>
+ * constants; readers and the CLI walk gr_tables[].
+ */
+#ifndef GR_SCHEMA_H
+#define GR_SCHEMA_H
+
+#include <stdint.h>
+
+#define GR_SCHEMA_VERSION 1
+
+enum gr_table_flags {
+	GR_TF_EVENT = 1,      /* stored as blocks, has the GR_EVENT_COLS */
+	GR_TF_UNION_CUDA = 2, /* scans also read every other cuda_* table */
+	GR_TF_CATALOG = 4,    /* not stored: built from the segment files */
+};
+
+enum gr_coltype { GR_TS, GR_INT, GR_STR, GR_HOST };
+
+#include "schema/tables.def"
+
+#define GR__TID(t, f, d) GR_T_##t,
+enum gr_table_id { GR_TABLES(GR__TID) GR_NTABLES };
+#undef GR__TID
+
+#define GR__CID(t, n, ty, d) GR_##t##_##n,
+#define GR__CENUM(t, f, d) enum { GR_COLS_##t(GR__CID, t) GR_##t##__NCOLS };
+GR_TABLES(GR__CENUM)
+#undef GR__CENUM
+#undef GR__CID
+
+/* Most columns any table has; null masks are 64-bit. */
+#define GR_MAX_COLS 64
+
+struct gr_column {
+	const char *name;
+	enum gr_coltype type;
+	const char *desc;
+};
+
+struct gr_table {
+	const char *name;
+	unsigned flags;
+	const char *desc;
+	const struct gr_column *cols;
+	int ncols;
+};
+
+extern const struct gr_table gr_tables[GR_NTABLES];
+
+/* Returns the table's id, or -1 if there is no table of that name. */
+int gr_table__find(const char *name);
+
+/* Returns the column's index in table t, or -1. */
+int gr_table__col(const struct gr_table *t, const char *name);
+
+/* Returns "TS", "INT", … for a column type. */
+const char *gr_coltype__name(enum gr_coltype ty);
+
+/* Returns the SQL type a column is declared with (INTEGER or TEXT). */
+const char *gr_coltype__sql(enum gr_coltype ty);
+
+#endif

@@ -1,0 +1,375 @@
+/* codec.c - encodes and decodes blocks (see codec.h for the format).
+ *
+ * The encoder runs on the recorder's hot path once per block, so it makes
+ * one pass per column to size the three encodings, one pass to write the
+ * winner, and one zstd call; buffers live in the encoder and are reused.
+ * The decoder is written for the scan loop: it decompresses straight into
+ * a reusable scratch buffer and expands varints into int64 arrays.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "store/codec.h"
+
+int gr_buf__reserve(struct gr_buf *b, size_t extra)
+{
+	if (b->len + extra <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + extra)
+		cap *= 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void gr_buf__free(struct gr_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+struct gr_encoder {
+	ZSTD_CCtx *zc;
+	int level;
+	struct gr_buf raw; /* one column, before compression */
+	struct gr_buf data; /* every column's stored bytes */
+	uint64_t *zz;       /* zigzagged values of one column */
+	uint32_t zz_cap;
+};
+
+struct gr_encoder *gr_encoder__new(int level)
+{
+	struct gr_encoder *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->zc = ZSTD_createCCtx();
+	if (!e->zc) {
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->level = level;
+	return e;
+}
+
+void gr_encoder__free(struct gr_encoder *e)
+{
+	if (!e)
+		return;
+	ZSTD_freeCCtx(e->zc);
+	gr_buf__free(&e->raw);
+	gr_buf__free(&e->data);
+	free(e->zz);
+	free(e);
+}
+
+static inline int is_null(const uint8_t *nulls, uint32_t i)
+{
+	return nulls && (nulls[i >> 3] >> (i & 7)) & 1;
+}
+
+static inline int bits(uint64_t u)
+{
+	return u ? 64 - __builtin_clzll(u) : 0;
+}
+
+/* Chooses the encoding for one column; for CONST also returns its value. */
+static int choose_encoding(const struct gr_colbuf *c, uint32_t n,
+			   int64_t *cval)
+{
+	uint64_t plain = 0, delta = 0;
+	int64_t prev = 0, first = c->v[0];
+	int same = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t v = c->v[i];
+		same &= v == first;
+		plain += (uint64_t)bits(gr_zigzag(v));
+		delta += (uint64_t)bits(gr_zigzag((int64_t)((uint64_t)v -
+							    (uint64_t)prev)));
+		prev = v;
+	}
+	if (same) {
+		*cval = first;
+		return GR_ENC_CONST;
+	}
+	return delta < plain ? GR_ENC_DELTA : GR_ENC_PLAIN;
+}
+
+static int has_any_null(const struct gr_colbuf *c, uint32_t n)
+{
+	if (!c->nulls)
+		return 0;
+	for (uint32_t i = 0; i < (n + 7) / 8; i++)
+		if (c->nulls[i])
+			return 1;
+	return 0;
+}
+
+int gr_encoder__encode(struct gr_encoder *e, const struct gr_colbuf *cols,
+		       int ncols, uint32_t nrows, struct gr_buf *out)
+{
+	uint8_t hdr[32];
+	int err;
+
+	out->len = 0;
+	e->data.len = 0;
+	if (nrows > e->zz_cap) {
+		uint64_t *z = realloc(e->zz, nrows * sizeof(*z));
+		if (!z)
+			return -ENOMEM;
+		e->zz = z;
+		e->zz_cap = nrows;
+	}
+	if ((err = gr_buf__reserve(out, 32 + (size_t)ncols * 32)))
+		return err;
+	out->p[out->len++] = GR_BLOCK_VERSION;
+	out->len += gr_varint_put(out->p + out->len, nrows);
+	out->len += gr_varint_put(out->p + out->len, (uint64_t)ncols);
+
+	for (int c = 0; c < ncols; c++) {
+		const struct gr_colbuf *col = &cols[c];
+		int64_t cval = 0;
+		int nulls = has_any_null(col, nrows);
+		int enc = nrows ? choose_encoding(col, nrows, &cval)
+				: GR_ENC_CONST;
+		uint8_t flags = (uint8_t)enc | (nulls ? GR_ENC_NULLS : 0);
+		size_t bitmap = nulls ? (nrows + 7) / 8 : 0;
+
+		/* Raw column bytes: bitmap then varints. */
+		e->raw.len = 0;
+		if (enc != GR_ENC_CONST || nulls) {
+			size_t need = bitmap + 1 +
+				      (enc == GR_ENC_CONST ? 0 : (size_t)nrows * 8);
+			if ((err = gr_buf__reserve(&e->raw, need)))
+				return err;
+			if (nulls) {
+				memcpy(e->raw.p, col->nulls, bitmap);
+				/* Bits past nrows must not leak stale state. */
+				if (nrows & 7)
+					e->raw.p[bitmap - 1] &=
+						(uint8_t)((1u << (nrows & 7)) - 1);
+			}
+			e->raw.len = bitmap;
+			if (enc != GR_ENC_CONST) {
+				/* Zigzag into the scratch, find the width,
+				 * then scatter the byte planes. */
+				uint64_t *u = e->zz, all = 0;
+				int64_t prev = 0;
+				for (uint32_t i = 0; i < nrows; i++) {
+					int64_t v = col->v[i];
+					u[i] = enc == GR_ENC_DELTA ?
+						gr_zigzag((int64_t)((uint64_t)v -
+								    (uint64_t)prev)) :
+						gr_zigzag(v);
+					all |= u[i];
+					prev = v;
+				}
+				int width = (bits(all) + 7) / 8;
+				uint8_t *p = e->raw.p + e->raw.len;
+				*p++ = (uint8_t)width;
+				for (int b = 0; b < width; b++, p += nrows)
+					for (uint32_t i = 0; i < nrows; i++)
+						p[i] = (uint8_t)(u[i] >> (8 * b));
+				e->raw.len = (size_t)(p - e->raw.p);
+			}
+		}
+
+		/* Compress the column unless it is too small to gain. */
+		size_t stored = e->raw.len;
+		if (e->raw.len >= 64) {
+			size_t bound = ZSTD_compressBound(e->raw.len);
+			if ((err = gr_buf__reserve(&e->data, bound)))
+				return err;
+			size_t z = ZSTD_compressCCtx(e->zc, e->data.p + e->data.len,
+						     bound, e->raw.p, e->raw.len,
+						     e->level);
+			if (ZSTD_isError(z))
+				return -EIO;
+			if (z < e->raw.len) {
+				flags |= GR_ENC_ZSTD;
+				stored = z;
+			}
+		}
+		if (!(flags & GR_ENC_ZSTD) && stored) {
+			if ((err = gr_buf__reserve(&e->data, stored)))
+				return err;
+			memcpy(e->data.p + e->data.len, e->raw.p, stored);
+		}
+		e->data.len += stored;
+
+		size_t h = 0;
+		hdr[h++] = flags;
+		h += gr_varint_put(hdr + h, e->raw.len);
+		h += gr_varint_put(hdr + h, stored);
+		if (enc == GR_ENC_CONST)
+			h += gr_varint_put(hdr + h, gr_zigzag(cval));
+		if ((err = gr_buf__reserve(out, h)))
+			return err;
+		memcpy(out->p + out->len, hdr, h);
+		out->len += h;
+	}
+	if ((err = gr_buf__reserve(out, e->data.len)))
+		return err;
+	if (e->data.len)
+		memcpy(out->p + out->len, e->data.p, e->data.len);
+	out->len += e->data.len;
+	return 0;
+}
+
+int gr_block__parse(struct gr_block *blk, const uint8_t *p, size_t len)
+{
+	const uint8_t *q = p, *end = p + len;
+	uint64_t nrows, ncols;
+
+	if (len < 3 || *q++ != GR_BLOCK_VERSION)
+		return -EINVAL;
+	if (gr_varint_get(&q, end, &nrows) || gr_varint_get(&q, end, &ncols) ||
+	    nrows > UINT32_MAX || ncols > 1024)
+		return -EINVAL;
+	if ((int)ncols > blk->cols_cap) {
+		void *c = realloc(blk->cols, ncols * sizeof(*blk->cols));
+		if (!c)
+			return -ENOMEM;
+		blk->cols = c;
+		blk->cols_cap = (int)ncols;
+	}
+	for (uint64_t c = 0; c < ncols; c++) {
+		struct gr_blockcol *bc = &blk->cols[c];
+		uint64_t v;
+		if (q >= end)
+			return -EINVAL;
+		bc->flags = *q++;
+		if ((bc->flags & GR_ENC_MASK) == 3 || bc->flags & ~GR_ENC_FLAGS)
+			return -EINVAL;
+		if (gr_varint_get(&q, end, &bc->raw_len) ||
+		    gr_varint_get(&q, end, &bc->stored_len))
+			return -EINVAL;
+		bc->value = 0;
+		if ((bc->flags & GR_ENC_MASK) == GR_ENC_CONST) {
+			if (gr_varint_get(&q, end, &v))
+				return -EINVAL;
+			bc->value = gr_unzigzag(v);
+		}
+		/* A raw column holds at most 8 bytes a row, a width byte and
+		 * its bitmap. */
+		if (bc->raw_len > nrows * 8 + 1 + (nrows + 7) / 8)
+			return -EINVAL;
+		if (!(bc->flags & GR_ENC_ZSTD) && bc->stored_len != bc->raw_len)
+			return -EINVAL;
+	}
+	size_t off = (size_t)(q - p);
+	for (uint64_t c = 0; c < ncols; c++) {
+		blk->cols[c].off = off;
+		if (blk->cols[c].stored_len > len - off)
+			return -EINVAL;
+		off += blk->cols[c].stored_len;
+	}
+	if (off != len)
+		return -EINVAL;
+	blk->payload = p;
+	blk->len = len;
+	blk->nrows = (uint32_t)nrows;
+	blk->ncols = (int)ncols;
+	return 0;
+}
+
+void gr_block__free(struct gr_block *blk)
+{
+	free(blk->cols);
+	memset(blk, 0, sizeof(*blk));
+}
+
+struct gr_decoder {
+	ZSTD_DCtx *zd;
+	struct gr_buf raw;
+};
+
+struct gr_decoder *gr_decoder__new(void)
+{
+	struct gr_decoder *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->zd = ZSTD_createDCtx();
+	if (!d->zd) {
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return d;
+}
+
+void gr_decoder__free(struct gr_decoder *d)
+{
+	if (!d)
+		return;
+	ZSTD_freeDCtx(d->zd);
+	gr_buf__free(&d->raw);
+	free(d);
+}
+
+int gr_decoder__column(struct gr_decoder *d, const struct gr_block *blk,
+		       int c, int64_t *out, uint8_t *nulls, int *has_nulls)
+{
+	const struct gr_blockcol *bc = &blk->cols[c];
+	uint32_t n = blk->nrows;
+	size_t bitmap = (bc->flags & GR_ENC_NULLS) ? (n + 7) / 8 : 0;
+	const uint8_t *raw = blk->payload + bc->off;
+	int enc = bc->flags & GR_ENC_MASK;
+
+	if (bc->flags & GR_ENC_ZSTD) {
+		d->raw.len = 0;
+		if (gr_buf__reserve(&d->raw, bc->raw_len + 1))
+			return -ENOMEM;
+		size_t z = ZSTD_decompressDCtx(d->zd, d->raw.p, bc->raw_len, raw,
+					       bc->stored_len);
+		if (ZSTD_isError(z) || z != bc->raw_len)
+			return -EINVAL;
+		raw = d->raw.p;
+	}
+	if (bc->raw_len < bitmap)
+		return -EINVAL;
+	*has_nulls = bitmap != 0;
+	if (nulls) {
+		if (bitmap)
+			memcpy(nulls, raw, bitmap);
+		else
+			memset(nulls, 0, (n + 7) / 8);
+	}
+	if (enc == GR_ENC_CONST) {
+		if (bc->raw_len != bitmap)
+			return -EINVAL;
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = bc->value;
+		return 0;
+	}
+	/* Byte planes: a width byte, then width planes of n bytes. */
+	if (bc->raw_len < bitmap + 1)
+		return -EINVAL;
+	const uint8_t *q = raw + bitmap;
+	unsigned width = *q++;
+	if (width > 8 || bc->raw_len != bitmap + 1 + (uint64_t)width * n)
+		return -EINVAL;
+	uint64_t *u = (uint64_t *)out;
+	memset(u, 0, n * sizeof(*u));
+	for (unsigned b = 0; b < width; b++, q += n)
+		for (uint32_t i = 0; i < n; i++)
+			u[i] |= (uint64_t)q[i] << (8 * b);
+	if (enc == GR_ENC_DELTA) {
+		int64_t prev = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			prev = (int64_t)((uint64_t)prev +
+					 (uint64_t)gr_unzigzag(u[i]));
+			out[i] = prev;
+		}
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = gr_unzigzag(u[i]);
+	}
+	return 0;
+}

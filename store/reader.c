@@ -1,0 +1,428 @@
+/* reader.c - opens segments read-only and walks their blocks.
+ *
+ * Sealed segments are opened with SQLite's immutable=1, which takes no
+ * locks and writes nothing, so reading never changes a byte of them.  The
+ * open segment is opened mode=ro and shares the writer's WAL, seeing every
+ * committed flush.  Each block row's checksum is checked as it is read.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "store/store.h"
+
+static char *fmt_err(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+uint32_t gr_block_crc(const char *table, int64_t ts_min, int64_t ts_max,
+		      int64_t count, const void *payload, size_t len)
+{
+	uint8_t hdr[24];
+	int64_t f[3] = { ts_min, ts_max, count };
+	for (int i = 0; i < 3; i++)
+		for (int b = 0; b < 8; b++)
+			hdr[i * 8 + b] = (uint8_t)((uint64_t)f[i] >> (8 * b));
+	uLong crc = crc32(0, (const Bytef *)table, (uInt)strlen(table));
+	crc = crc32(crc, hdr, sizeof(hdr));
+	/* zlib's crc32 takes uInt lengths; payloads are far below 4 GiB. */
+	crc = crc32(crc, payload, (uInt)len);
+	return (uint32_t)crc;
+}
+
+int gr_segment_name_ok(const char *name)
+{
+	/* 20261123T011402.123456789Z.seg */
+	size_t n = strlen(name), sl = strlen(GR_SEG_SUFFIX);
+	if (n != 26 + sl || strcmp(name + 26, GR_SEG_SUFFIX) != 0)
+		return 0;
+	for (int i = 0; i < 26; i++) {
+		char c = name[i];
+		int ok = i == 8 ? c == 'T' : i == 15 ? c == '.' :
+			 i == 25 ? c == 'Z' : c >= '0' && c <= '9';
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+static int meta_text(sqlite3 *db, const char *key, char **out)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key=?1",
+				    -1, &st, NULL);
+	*out = NULL;
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		*out = strdup(t ? t : "");
+		rc = *out ? SQLITE_OK : SQLITE_NOMEM;
+	} else if (rc == SQLITE_DONE) {
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int64_t meta_int(sqlite3 *db, const char *key, int *rc)
+{
+	char *t;
+	int64_t v = 0;
+	*rc = meta_text(db, key, &t);
+	if (t)
+		v = strtoll(t, NULL, 10);
+	free(t);
+	return v;
+}
+
+int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
+		     char **err)
+{
+	struct gr_segment *s = calloc(1, sizeof(*s));
+	char *uri = NULL, *fmt = NULL;
+	sqlite3 *db = NULL;
+	int rc, r2;
+
+	*out = NULL;
+	*err = NULL;
+	if (!s || !(s->path = strdup(path)))
+		goto nomem;
+	memset(s->colmap, -1, sizeof(s->colmap));
+	/* Escape what a URI would misread in a path. */
+	{
+		size_t n = strlen(path);
+		char *e = malloc(n * 3 + 32), *q = e;
+		if (!e)
+			goto nomem;
+		q += sprintf(q, "file:");
+		for (size_t i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)path[i];
+			if (c == '%' || c == '?' || c == '#' || c < 0x21)
+				q += sprintf(q, "%%%02X", c);
+			else
+				*q++ = (char)c;
+		}
+		sprintf(q, "?%s", immutable ? "immutable=1" : "mode=ro");
+		uri = sqlite3_mprintf("%s", e);
+		free(e);
+		if (!uri)
+			goto nomem;
+	}
+	rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+				       SQLITE_OPEN_NOMUTEX, NULL);
+	sqlite3_free(uri);
+	if (rc != SQLITE_OK) {
+		*err = fmt_err("%s", db ? sqlite3_errmsg(db) :
+					  sqlite3_errstr(rc));
+		goto fail;
+	}
+	s->db = db;
+	rc = meta_text(db, "format", &fmt);
+	if (rc != SQLITE_OK || !fmt || strcmp(fmt, "gpurec-segment") != 0) {
+		*err = fmt_err("%s", rc != SQLITE_OK ? sqlite3_errmsg(db) :
+					     "not a gpurec segment");
+		goto fail;
+	}
+	s->schema_version = (int)meta_int(db, "schema_version", &rc);
+	s->sealed = (int)meta_int(db, "sealed", &r2);
+	rc |= r2;
+	s->start_ts = meta_int(db, "start_ts", &r2);
+	rc |= r2;
+	s->end_ts = meta_int(db, "end_ts", &r2);
+	rc |= r2;
+	s->events = meta_int(db, "events", &r2);
+	rc |= r2;
+	rc |= meta_text(db, "host", &s->host);
+	rc |= meta_text(db, "prev_sha256", &s->prev_sha256);
+	if (rc != SQLITE_OK || !s->host) {
+		*err = fmt_err("%s", rc != SQLITE_OK ? sqlite3_errmsg(db) :
+					     "metadata lacks host");
+		goto fail;
+	}
+	free(fmt);
+	*out = s;
+	return 0;
+nomem:
+	*err = fmt_err("out of memory");
+	rc = -ENOMEM;
+	free(fmt);
+	gr_segment__close(s);
+	return rc;
+fail:
+	free(fmt);
+	gr_segment__close(s);
+	return -EINVAL;
+}
+
+void gr_segment__close(struct gr_segment *s)
+{
+	if (!s)
+		return;
+	sqlite3_finalize(s->blocks_stmt);
+	sqlite3_close(s->db);
+	free(s->dict);
+	free(s->dict_len);
+	free(s->dict_arena);
+	free(s->path);
+	free(s->host);
+	free(s->prev_sha256);
+	free(s);
+}
+
+int gr_segment__load_colmap(struct gr_segment *s, int t, char **err)
+{
+	const struct gr_table *tab = &gr_tables[t];
+	sqlite3_stmt *st;
+	if (s->colmap_loaded[t])
+		return 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT idx, name FROM columns WHERE "
+				      "tbl=?1 ORDER BY idx", -1, &st, NULL)) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EINVAL;
+	}
+	sqlite3_bind_text(st, 1, tab->name, -1, SQLITE_STATIC);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int idx = sqlite3_column_int(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		int c = name ? gr_table__col(tab, name) : -1;
+		if (c >= 0 && idx >= 0 && idx < GR_MAX_COLS)
+			s->colmap[t][c] = (int8_t)idx;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EINVAL;
+	}
+	s->colmap_loaded[t] = 1;
+	return 0;
+}
+
+int gr_segment__load_dict(struct gr_segment *s, char **err)
+{
+	sqlite3_stmt *st;
+	int rc;
+	uint32_t maxid = 0;
+	size_t bytes = 0;
+
+	if (s->dict_loaded)
+		return 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT max(id), sum(length(CAST(s AS "
+				      "BLOB))) FROM dict", -1, &st, NULL)) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EINVAL;
+	}
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 m = sqlite3_column_int64(st, 0);
+		if (m < 0 || m > (1ll << 31)) {
+			sqlite3_finalize(st);
+			*err = fmt_err("dictionary id %lld out of range",
+				       (long long)m);
+			return -EINVAL;
+		}
+		maxid = (uint32_t)m;
+		bytes = (size_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EINVAL;
+	}
+	s->dict = calloc((size_t)maxid + 1, sizeof(*s->dict));
+	s->dict_len = calloc((size_t)maxid + 1, sizeof(*s->dict_len));
+	s->dict_arena = malloc(bytes + maxid + 1);
+	if (!s->dict || !s->dict_len || !s->dict_arena) {
+		*err = fmt_err("out of memory loading the dictionary");
+		return -ENOMEM;
+	}
+	s->ndict = maxid;
+	if (sqlite3_prepare_v2(s->db, "SELECT id, s FROM dict", -1, &st, NULL)) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EINVAL;
+	}
+	size_t off = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		const char *t = (const char *)sqlite3_column_text(st, 1);
+		size_t n = (size_t)sqlite3_column_bytes(st, 1);
+		if (id <= 0 || id > maxid || !t || off + n + 1 > bytes + maxid + 1)
+			continue;
+		memcpy(s->dict_arena + off, t, n + 1);
+		s->dict[id] = s->dict_arena + off;
+		s->dict_len[id] = (uint32_t)n;
+		off += n + 1;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EINVAL;
+	}
+	s->dict_loaded = 1;
+	return 0;
+}
+
+int gr_segment__blocks(struct gr_segment *s, const char *table, int64_t lo,
+		       int64_t hi, char **err)
+{
+	sqlite3_stmt *st = s->blocks_stmt;
+	if (!st) {
+		if (sqlite3_prepare_v2(s->db,
+			"SELECT id, count, ts_min, ts_max, crc, payload FROM"
+			" blocks WHERE tbl=?1 AND ts_max>=?2 AND ts_min<=?3"
+			" ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+			*err = fmt_err("%s", sqlite3_errmsg(s->db));
+			return -EIO;
+		}
+		s->blocks_stmt = st;
+	}
+	sqlite3_reset(st);
+	snprintf(s->cur_table, sizeof(s->cur_table), "%s", table);
+	sqlite3_bind_text(st, 1, s->cur_table, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, lo);
+	sqlite3_bind_int64(st, 3, hi);
+	return 0;
+}
+
+int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
+			   char **err)
+{
+	sqlite3_stmt *st = s->blocks_stmt;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EIO;
+	}
+	b->id = sqlite3_column_int64(st, 0);
+	b->count = sqlite3_column_int64(st, 1);
+	b->ts_min = sqlite3_column_int64(st, 2);
+	b->ts_max = sqlite3_column_int64(st, 3);
+	uint32_t crc = (uint32_t)sqlite3_column_int64(st, 4);
+	b->payload = sqlite3_column_blob(st, 5);
+	b->len = (size_t)sqlite3_column_bytes(st, 5);
+	if (gr_block_crc(s->cur_table, b->ts_min, b->ts_max, b->count,
+			 b->payload, b->len) != crc) {
+		*err = fmt_err("block %lld of %s fails its checksum",
+			       (long long)b->id, s->cur_table);
+		return -EBADMSG;
+	}
+	return 1;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct gr_catalog_seg *x = a, *y = b;
+	if (x->dir != y->dir)
+		return x->dir < y->dir ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int gr_catalog__open(struct gr_catalog *c, char *const *dirs, int ndirs,
+		     char **err)
+{
+	int cap = 0;
+	memset(c, 0, sizeof(*c));
+	*err = NULL;
+	c->dirs = calloc((size_t)ndirs, sizeof(*c->dirs));
+	c->manifests = calloc((size_t)ndirs, sizeof(*c->manifests));
+	if (!c->dirs || !c->manifests)
+		goto nomem;
+	c->ndirs = ndirs;
+	for (int d = 0; d < ndirs; d++) {
+		DIR *dp;
+		struct dirent *de;
+		int rc;
+		if (!(c->dirs[d] = strdup(dirs[d])))
+			goto nomem;
+		if (!(dp = opendir(dirs[d]))) {
+			rc = -errno;
+			*err = fmt_err("cannot read data directory %s: %s",
+				       dirs[d], strerror(errno));
+			gr_catalog__free(c);
+			return rc;
+		}
+		while ((de = readdir(dp))) {
+			struct gr_catalog_seg *sg;
+			struct stat sb;
+			if (!gr_segment_name_ok(de->d_name))
+				continue;
+			if (c->nsegs == cap) {
+				cap = cap ? cap * 2 : 256;
+				void *p = realloc(c->segs, (size_t)cap *
+							     sizeof(*c->segs));
+				if (!p) {
+					closedir(dp);
+					goto nomem;
+				}
+				c->segs = p;
+			}
+			sg = &c->segs[c->nsegs];
+			memset(sg, 0, sizeof(*sg));
+			if (asprintf(&sg->path, "%s/%s", dirs[d], de->d_name) < 0) {
+				closedir(dp);
+				goto nomem;
+			}
+			sg->name = sg->path + strlen(dirs[d]) + 1;
+			sg->dir = d;
+			if (stat(sg->path, &sb) == 0)
+				sg->bytes = (uint64_t)sb.st_size;
+			c->nsegs++;
+		}
+		closedir(dp);
+		if ((rc = gr_manifest__read(dirs[d], &c->manifests[d]))) {
+			*err = fmt_err("cannot read %s/%s: %s", dirs[d],
+				       GR_MANIFEST, strerror(-rc));
+			gr_catalog__free(c);
+			return rc;
+		}
+	}
+	if (c->nsegs)
+		qsort(c->segs, (size_t)c->nsegs, sizeof(*c->segs), cmp_seg);
+	for (int i = 0; i < c->nsegs; i++) {
+		struct gr_catalog_seg *sg = &c->segs[i];
+		sg->m = gr_manifest__find(&c->manifests[sg->dir], sg->name);
+		if (sg->m) {
+			sg->sealed = 1;
+			sg->start_ts = sg->m->start_ts;
+			sg->end_ts = sg->m->end_ts;
+		}
+	}
+	return 0;
+nomem:
+	*err = fmt_err("out of memory");
+	gr_catalog__free(c);
+	return -ENOMEM;
+}
+
+void gr_catalog__free(struct gr_catalog *c)
+{
+	for (int i = 0; i < c->nsegs; i++)
+		free(c->segs[i].path);
+	for (int d = 0; d < c->ndirs; d++) {
+		if (c->dirs)
+			free(c->dirs[d]);
+		if (c->manifests)
+			gr_manifest__free(&c->manifests[d]);
+	}
+	free(c->segs);
+	free(c->dirs);
+	free(c->manifests);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,210 @@
+/* store.h - the segment store, written by gpurecd and read by gpurec.
+ *
+ * A data directory holds segment files, each a self-contained SQLite
+ * database (metadata, its own string dictionary, and compressed blocks of
+ * events), plus an append-only MANIFEST that records each sealed segment's
+ * SHA-256 and every deletion.  docs/storage.md describes the layout; this
+ * header is the interface both programs use.
+ */
+#ifndef GR_STORE_H
+#define GR_STORE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "schema/schema.h"
+
+#define GR_SEG_SUFFIX ".seg"
+#define GR_MANIFEST "MANIFEST"
+#define GR_SEG_FORMAT 1
+
+/* ---- Writer ------------------------------------------------------------ */
+
+struct gr_store_opts {
+	const char *dir;         /* data directory, created if missing */
+	const char *host;        /* NULL: gethostname() */
+	uint64_t segment_size;   /* rotate at this many bytes (0: 256 MiB) */
+	int64_t segment_age_ns;  /* rotate after this long (0: 1 hour) */
+	uint64_t max_disk;       /* segments may use this much (0: no cap) */
+	uint64_t keep_free;      /* leave this much free on the fs (0: none) */
+	uint32_t block_rows;     /* events per block at most (0: 65536) */
+	int zstd_level;          /* 0: 3 */
+	int no_immutable;        /* do not set FS_IMMUTABLE_FL when sealing */
+	/* Receives one line per notable event (rotation, deletion, error);
+	 * NULL logs to stderr. */
+	void (*log)(void *ctx, const char *line);
+	void *log_ctx;
+};
+
+struct gr_writer;
+
+/* Opens dir for writing: seals a segment left open by a crash, starts a
+ * new segment chained to the last sealed one, applies retention.  Returns
+ * NULL with errno set on failure (and logs why). */
+struct gr_writer *gr_writer__open(const struct gr_store_opts *opts);
+
+/* Returns the dictionary id of a string (interning it if new), or 0 with
+ * errno set.  Ids stay valid for the writer's life unless
+ * gr_writer__dict_gen() changes, which happens only at a rotation when the
+ * dictionary outgrew its cap; callers caching ids compare generations. */
+uint32_t gr_writer__intern(struct gr_writer *w, const char *s, size_t len);
+uint32_t gr_writer__dict_gen(const struct gr_writer *w);
+
+/* Appends one event to table t.  vals is indexed by the table's column
+ * constants (GR_<table>_<col>); STR columns hold ids from
+ * gr_writer__intern; HOST columns are ignored.  Bit i of nullmask makes
+ * column i NULL.  Returns 0, -EINVAL (bad table or string id), or the
+ * error of a block write. */
+int gr_writer__append(struct gr_writer *w, int t, const int64_t *vals,
+		      uint64_t nullmask);
+
+/* Writes every partial block and commits them in one transaction, then
+ * rotates and applies retention if due.  Returns 0 or -errno. */
+int gr_writer__flush(struct gr_writer *w);
+
+/* Seals the open segment now and starts a new one.  Returns 0 or -errno. */
+int gr_writer__rotate(struct gr_writer *w);
+
+/* Flushes, seals the open segment and frees w.  Returns 0 or -errno. */
+int gr_writer__close(struct gr_writer *w);
+
+struct gr_writer_stats {
+	uint64_t events;       /* appended since open */
+	uint64_t blocks;       /* written since open */
+	uint64_t payload_bytes;/* compressed payload bytes written */
+	uint64_t segments;     /* sealed since open */
+	uint64_t deleted;      /* removed by retention since open */
+	uint64_t disk_bytes;   /* segment bytes in the directory now */
+};
+void gr_writer__stats(const struct gr_writer *w, struct gr_writer_stats *st);
+
+/* The path of the segment being written. */
+const char *gr_writer__segment_path(const struct gr_writer *w);
+
+/* ---- Manifest ---------------------------------------------------------- */
+
+struct gr_manifest_entry {
+	char name[96];      /* segment file name, no directory */
+	int deleted;        /* a later line deleted it */
+	char sha256[65];    /* hex */
+	char prev[65];      /* hex of the predecessor, or "-" */
+	int64_t start_ts, end_ts;
+	uint64_t events, bytes;
+	char host[256];
+};
+
+struct gr_manifest {
+	struct gr_manifest_entry *e; /* seal lines in file order */
+	int n;
+	int bad_lines;               /* lines that did not parse */
+	int first_bad_line;
+};
+
+/* Reads dir/MANIFEST.  A missing manifest is an empty one.  Returns 0 or
+ * -errno. */
+int gr_manifest__read(const char *dir, struct gr_manifest *m);
+void gr_manifest__free(struct gr_manifest *m);
+/* Returns the entry for a segment file name, or NULL. */
+const struct gr_manifest_entry *
+gr_manifest__find(const struct gr_manifest *m, const char *name);
+
+/* ---- Reader ------------------------------------------------------------ */
+
+/* One segment file opened for reading. */
+struct gr_segment {
+	char *path;
+	char *host;
+	int sealed;
+	int64_t start_ts, end_ts;     /* from metadata; 0 when unknown */
+	int64_t events;
+	int schema_version;
+	char *prev_sha256;
+	void *db;                     /* sqlite3 *, read-only */
+	/* Per table: stored column index of each schema column, or -1. */
+	int8_t colmap[GR_NTABLES][GR_MAX_COLS];
+	int colmap_loaded[GR_NTABLES];
+	/* The dictionary, loaded on first use. */
+	int dict_loaded;
+	uint32_t ndict;
+	const char **dict;            /* by id; NULL for unused ids */
+	uint32_t *dict_len;
+	char *dict_arena;
+	void *blocks_stmt;            /* sqlite3_stmt * */
+	char cur_table[64];           /* table the blocks stmt walks */
+};
+
+/* Opens a segment read-only; immutable says it is sealed and may be read
+ * without locks.  Returns 0, or -errno / -EINVAL with *err set to a
+ * malloc'd reason. */
+int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
+		     char **err);
+void gr_segment__close(struct gr_segment *s);
+
+/* Loads the stored-column map of table t.  Returns 0 or -EINVAL. */
+int gr_segment__load_colmap(struct gr_segment *s, int t, char **err);
+
+/* Loads the dictionary.  Returns 0 or -errno with *err set. */
+int gr_segment__load_dict(struct gr_segment *s, char **err);
+
+/* Starts iterating table t's blocks overlapping [lo, hi].  Returns 0 or
+ * -EIO with *err set. */
+int gr_segment__blocks(struct gr_segment *s, const char *table, int64_t lo,
+		       int64_t hi, char **err);
+
+struct gr_blockref {
+	int64_t id, count, ts_min, ts_max;
+	const uint8_t *payload; /* valid until the next call */
+	size_t len;
+};
+
+/* Steps to the next block: returns 1 with *b filled, 0 at the end, or
+ * -EIO (read error) / -EBADMSG (checksum mismatch, b->id set) with *err
+ * set. */
+int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
+			   char **err);
+
+/* The checksum a block row carries: CRC-32 over the payload, the table
+ * name and the header fields, so a changed byte anywhere in the row shows. */
+uint32_t gr_block_crc(const char *table, int64_t ts_min, int64_t ts_max,
+		      int64_t count, const void *payload, size_t len);
+
+/* ---- Catalog: the segments of one or more directories ------------------ */
+
+struct gr_catalog_seg {
+	char *path;
+	const char *name;             /* points into path */
+	int dir;                      /* index into the dirs given */
+	int sealed;                   /* listed in the manifest */
+	int64_t start_ts, end_ts;     /* from the manifest when sealed */
+	uint64_t bytes;
+	const struct gr_manifest_entry *m;
+};
+
+struct gr_catalog {
+	int ndirs;
+	char **dirs;
+	struct gr_manifest *manifests; /* one per dir */
+	struct gr_catalog_seg *segs;   /* by dir, then name (= time) */
+	int nsegs;
+};
+
+/* Lists the segments of dirs.  Returns 0, or -errno with *err naming the
+ * directory that could not be read. */
+int gr_catalog__open(struct gr_catalog *c, char *const *dirs, int ndirs,
+		     char **err);
+void gr_catalog__free(struct gr_catalog *c);
+
+/* Returns 1 if name looks like a segment file name. */
+int gr_segment_name_ok(const char *name);
+
+/* ---- Verify ------------------------------------------------------------ */
+
+/* Checks every block checksum of every segment in dir, each sealed
+ * segment's SHA-256 against the manifest, and the hash chain: a changed
+ * byte, a missing segment or segments out of order show.  Each finding is
+ * written as one line to out (each good segment too when verbose).
+ * Returns the number of problems found (0: all good), or -errno if dir
+ * could not be read. */
+int gr_verify__dir(const char *dir, void *out_file, int verbose);
+
+#endif

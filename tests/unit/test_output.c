@@ -1,0 +1,393 @@
+/* test_output.c - exact bytes of every gpurec sql output format.
+ *
+ * Queries run on an in-memory database and print into an open_memstream()
+ * buffer, which is compared byte for byte with the expected text.  The
+ * table layouts were derived from an independent model of the spec.
+ */
+#include "tests/unit/test.h"
+#include "query/output.h"
+
+#include <errno.h>
+
+static sqlite3 *db;
+
+static int open_db(void)
+{
+	static const char schema[] =
+		"CREATE TABLE p(id INTEGER, name TEXT, score REAL, note TEXT);"
+		"INSERT INTO p VALUES"
+		" (1, 'alice', 2.5, 'plain'),"
+		" (2, 'bob, jr.', -3.0, NULL),"
+		" (-30, 'quote \"q\"', 1e20,"
+		"  'line1' || char(10) || 'line2' || char(9) || 'tab'),"
+		" (4, 'Zo\xc3\xab \xe2\x98\x83', 0.1, ' lead');";
+
+	if (db)
+		return 0;
+	if (sqlite3_open(":memory:", &db) != SQLITE_OK)
+		return -1;
+	return sqlite3_exec(db, schema, NULL, NULL, NULL);
+}
+
+struct result {
+	int rc;
+	char *err;
+	char *out;
+	size_t len;
+};
+
+/* Prepares @sql, prints it in @fmt and fills *r (freed by res_free). */
+static int run(const char *sql, enum gr_format fmt, struct result *r)
+{
+	sqlite3_stmt *st;
+	FILE *f;
+
+	memset(r, 0, sizeof(*r));
+	if (open_db())
+		return -1;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "prepare: %s\n", sqlite3_errmsg(db));
+		return -1;
+	}
+	f = open_memstream(&r->out, &r->len);
+	if (!f) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	r->rc = gr_output__run(st, fmt, f, &r->err);
+	fclose(f);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void res_free(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* Runs @sql in @fmt and checks success and the exact output. */
+#define CHECK_OUT(sql, fmt, want)                                          \
+	do {                                                               \
+		struct result r_;                                          \
+		int ok_;                                                   \
+		CHECK_EQ_INT(run(sql, fmt, &r_), 0);                       \
+		ok_ = r_.rc == SQLITE_OK && !r_.err &&                     \
+		      r_.len == strlen(want) &&                            \
+		      memcmp(r_.out, want, r_.len) == 0;                   \
+		if (!ok_)                                                  \
+			fprintf(stderr, "rc=%d err=%s\ngot:\n[%s]\nwant:\n[%s]\n", \
+				r_.rc, r_.err ? r_.err : "-", r_.out, want); \
+		res_free(&r_);                                             \
+		CHECK(ok_);                                                \
+	} while (0)
+
+static const char q_people[] =
+	"SELECT id, name, score, note FROM p ORDER BY rowid";
+
+TEST(format_names)
+{
+	enum gr_format f = GR_FMT_LINE;
+
+	CHECK_EQ_INT(gr_format__parse("table", &f), 0);
+	CHECK_EQ_INT(f, GR_FMT_TABLE);
+	CHECK_EQ_INT(gr_format__parse("csv", &f), 0);
+	CHECK_EQ_INT(f, GR_FMT_CSV);
+	CHECK_EQ_INT(gr_format__parse("JSON", &f), 0);
+	CHECK_EQ_INT(f, GR_FMT_JSON);
+	CHECK_EQ_INT(gr_format__parse("jsonl", &f), 0);
+	CHECK_EQ_INT(f, GR_FMT_JSONL);
+	CHECK_EQ_INT(gr_format__parse("line", &f), 0);
+	CHECK_EQ_INT(f, GR_FMT_LINE);
+	CHECK_EQ_INT(gr_format__parse("xml", &f), -EINVAL);
+	CHECK_EQ_INT(gr_format__parse("", &f), -EINVAL);
+	CHECK_EQ_INT(gr_format__parse("json ", &f), -EINVAL);
+	CHECK_EQ_INT(gr_format__parse(NULL, &f), -EINVAL);
+	CHECK_EQ_INT(f, GR_FMT_LINE);	/* untouched on error */
+	for (int i = GR_FMT_TABLE; i <= GR_FMT_LINE; i++) {
+		CHECK_EQ_INT(gr_format__parse(gr_format__name(i), &f), 0);
+		CHECK_EQ_INT(f, i);
+	}
+	CHECK_EQ_STR(gr_format__name(GR_FMT_JSONL), "jsonl");
+	CHECK(gr_format__name((enum gr_format)99) == NULL);
+}
+
+TEST(table)
+{
+	CHECK_OUT(q_people, GR_FMT_TABLE,
+		  " id  name         score  note\n"
+		  "---  ---------  -------  -----------------\n"
+		  "  1  alice          2.5  plain\n"
+		  "  2  bob, jr.      -3.0\n"
+		  "-30  quote \"q\"  1.0e+20  line1\\nline2\\ttab\n"
+		  "  4  Zo\xc3\xab \xe2\x98\x83          0.1   lead\n");
+}
+
+TEST(table_mixed_and_escapes)
+{
+	/* a column mixing text and numbers keeps a left header; numbers
+	 * stay right-aligned per cell; blobs print as hex */
+	CHECK_OUT("SELECT 1 AS v UNION ALL SELECT 'abcdef' UNION ALL"
+		  " SELECT x'00ff10' UNION ALL SELECT NULL", GR_FMT_TABLE,
+		  "v\n"
+		  "------\n"
+		  "     1\n"
+		  "abcdef\n"
+		  "00ff10\n"
+		  "\n");
+	CHECK_OUT("SELECT 'a' || char(1) || 'b' AS c0,"
+		  " CAST(x'41ff42' AS TEXT) AS c1,"
+		  " 'x' || char(133) || 'y' AS c2, 'r' || char(13) AS c3,"
+		  " 1e999 AS inf", GR_FMT_TABLE,
+		  "c0      c1      c2        c3   inf\n"
+		  "------  ------  --------  ---  ---\n"
+		  "a\\x01b  A\\xffB  x\\u0085y  r\\r  Inf\n");
+	/* trailing text spaces are data and survive; padding does not */
+	CHECK_OUT("SELECT 'a  ' AS x, NULL AS y", GR_FMT_TABLE,
+		  "x    y\n"
+		  "---  -\n"
+		  "a  \n");
+}
+
+TEST(table_zero_rows_and_columns)
+{
+	CHECK_OUT("SELECT 1 AS a, 'b' AS bb WHERE 0", GR_FMT_TABLE,
+		  "a  bb\n"
+		  "-  --\n");
+	CHECK_OUT("CREATE TABLE z1(x)", GR_FMT_TABLE, "");
+	CHECK_OUT("SELECT count(*) AS n FROM z1", GR_FMT_TABLE,
+		  "n\n-\n0\n");
+}
+
+TEST(csv)
+{
+	CHECK_OUT(q_people, GR_FMT_CSV,
+		  "id,name,score,note\r\n"
+		  "1,alice,2.5,plain\r\n"
+		  "2,\"bob, jr.\",-3.0,\r\n"
+		  "-30,\"quote \"\"q\"\"\",1.0e+20,\"line1\nline2\ttab\"\r\n"
+		  "4,Zo\xc3\xab \xe2\x98\x83,0.1,\" lead\"\r\n");
+}
+
+TEST(csv_edges)
+{
+	/* empty text is "" and NULL is nothing; CR alone and trailing
+	 * blanks force quotes; blobs are hex; bytes pass through */
+	CHECK_OUT("SELECT '' AS \"a,b\", NULL AS n, 'x' || char(13) AS cr,"
+		  " 'tail ' AS t, x'cafe' AS b, CAST(x'ff' AS TEXT) AS raw,"
+		  " -0.5 AS r, -7 AS i", GR_FMT_CSV,
+		  "\"a,b\",n,cr,t,b,raw,r,i\r\n"
+		  "\"\",,\"x\r\",\"tail \",cafe,\xff,-0.5,-7\r\n");
+	CHECK_OUT("SELECT 1 AS a WHERE 0", GR_FMT_CSV, "a\r\n");
+	CHECK_OUT("CREATE TABLE z2(x)", GR_FMT_CSV, "");
+}
+
+TEST(json)
+{
+	CHECK_OUT(q_people, GR_FMT_JSON,
+		  "[{\"id\":1,\"name\":\"alice\",\"score\":2.5,"
+		  "\"note\":\"plain\"},\n"
+		  "{\"id\":2,\"name\":\"bob, jr.\",\"score\":-3,"
+		  "\"note\":null},\n"
+		  "{\"id\":-30,\"name\":\"quote \\\"q\\\"\",\"score\":1e+20,"
+		  "\"note\":\"line1\\nline2\\ttab\"},\n"
+		  "{\"id\":4,\"name\":\"Zo\xc3\xab \xe2\x98\x83\",\"score\":0.1,"
+		  "\"note\":\" lead\"}]\n");
+	CHECK_OUT("SELECT 1 AS a WHERE 0", GR_FMT_JSON, "[]\n");
+	CHECK_OUT("SELECT 1 AS a, 2 AS a", GR_FMT_JSON, "[{\"a\":1,\"a\":2}]\n");
+	CHECK_OUT("CREATE TABLE z3(x)", GR_FMT_JSON, "");
+}
+
+TEST(json_escapes)
+{
+	CHECK_OUT("SELECT char(34, 92, 10, 13, 9, 8, 12, 1, 31, 127) AS s,"
+		  " 'k\"' || char(10) AS \"we\"\"ird\"", GR_FMT_JSONL,
+		  "{\"s\":\"\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\x7f\","
+		  "\"we\\\"ird\":\"k\\\"\\n\"}\n");
+	/* ill-formed UTF-8: one U+FFFD per maximal subpart */
+	CHECK_OUT("SELECT CAST(x'41ff42' AS TEXT) AS a,"
+		  " CAST(x'e28278' AS TEXT) AS b,"
+		  " CAST(x'eda080' AS TEXT) AS c,"
+		  " CAST(x'f4908080' AS TEXT) AS d,"
+		  " CAST(x'c0af' AS TEXT) AS e,"
+		  " CAST(x'f09f9880e282ac' AS TEXT) AS f,"
+		  " CAST(x'f09f98' AS TEXT) AS g", GR_FMT_JSONL,
+		  "{\"a\":\"A\xef\xbf\xbd" "B\","
+		  "\"b\":\"\xef\xbf\xbdx\","
+		  "\"c\":\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\","
+		  "\"d\":\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\","
+		  "\"e\":\"\xef\xbf\xbd\xef\xbf\xbd\","
+		  "\"f\":\"\xf0\x9f\x98\x80\xe2\x82\xac\","
+		  "\"g\":\"\xef\xbf\xbd\"}\n");
+}
+
+TEST(json_numbers)
+{
+	CHECK_OUT("SELECT 0.1 + 0.2 AS a, 1 / 3.0 AS b, 100.0 AS c,"
+		  " 1.0 / 1073741824 AS d, 1e999 AS e, -1e999 AS f,"
+		  " 9223372036854775807 AS g, -9223372036854775808 AS h,"
+		  " x'' AS i, x'0a' AS j, 0.0 AS k, -1e20 AS l", GR_FMT_JSONL,
+		  "{\"a\":0.30000000000000004,\"b\":0.3333333333333333,"
+		  "\"c\":100,\"d\":9.313225746154785e-10,\"e\":null,"
+		  "\"f\":null,"
+		  "\"g\":9223372036854775807,\"h\":-9223372036854775808,"
+		  "\"i\":\"\",\"j\":\"0a\",\"k\":0,\"l\":-1e+20}\n");
+}
+
+TEST(jsonl)
+{
+	CHECK_OUT("SELECT id, note FROM p ORDER BY rowid", GR_FMT_JSONL,
+		  "{\"id\":1,\"note\":\"plain\"}\n"
+		  "{\"id\":2,\"note\":null}\n"
+		  "{\"id\":-30,\"note\":\"line1\\nline2\\ttab\"}\n"
+		  "{\"id\":4,\"note\":\" lead\"}\n");
+	CHECK_OUT("SELECT 1 AS a WHERE 0", GR_FMT_JSONL, "");
+}
+
+TEST(line)
+{
+	CHECK_OUT("SELECT 1 AS a, 'x' AS longname, NULL AS n UNION ALL"
+		  " SELECT -2, 'y' || char(10) || 'z', 3.5", GR_FMT_LINE,
+		  "       a = 1\n"
+		  "longname = x\n"
+		  "       n = \n"
+		  "\n"
+		  "       a = -2\n"
+		  "longname = y\\nz\n"
+		  "       n = 3.5\n");
+	/* names align by code points, not bytes */
+	CHECK_OUT("SELECT 1 AS \"\xc3\xa4\", 2 AS ab", GR_FMT_LINE,
+		  " \xc3\xa4 = 1\n"
+		  "ab = 2\n");
+	CHECK_OUT("SELECT 1 AS a WHERE 0", GR_FMT_LINE, "");
+}
+
+TEST(zero_columns_still_runs)
+{
+	struct result r;
+	int n = -1;
+	sqlite3_stmt *st;
+
+	CHECK_EQ_INT(run("CREATE TABLE z4(x)", GR_FMT_LINE, &r), 0);
+	CHECK_EQ_INT(r.rc, SQLITE_OK);
+	CHECK_EQ_INT(r.len, 0);
+	res_free(&r);
+	CHECK_EQ_INT(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema"
+					" WHERE name = 'z4'", -1, &st, NULL),
+		     SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	CHECK_EQ_INT(n, 1);
+}
+
+/* Runs a statement that fails on its second row in @fmt. */
+static int run_failing(enum gr_format fmt, struct result *r)
+{
+	return run("SELECT abs(v) AS a FROM (SELECT 1 AS v UNION ALL"
+		   " SELECT -9223372036854775808)", fmt, r);
+}
+
+TEST(step_error)
+{
+	static const struct {
+		enum gr_format fmt;
+		const char *partial;
+	} v[] = {
+		{ GR_FMT_TABLE, "" },
+		{ GR_FMT_CSV, "a\r\n1\r\n" },
+		{ GR_FMT_JSON, "[{\"a\":1}" },
+		{ GR_FMT_JSONL, "{\"a\":1}\n" },
+		{ GR_FMT_LINE, "a = 1\n" },
+	};
+	struct result r;
+
+	CHECK_EQ_INT(run("SELECT abs(-9223372036854775808) AS a", GR_FMT_TABLE,
+			 &r), 0);
+	CHECK_EQ_INT(r.rc, SQLITE_ERROR);
+	CHECK_EQ_STR(r.err, "integer overflow");
+	CHECK_EQ_INT(r.len, 0);
+	res_free(&r);
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		CHECK_EQ_INT(run_failing(v[i].fmt, &r), 0);
+		CHECK_EQ_INT(r.rc, SQLITE_ERROR);
+		CHECK_EQ_STR(r.err, "integer overflow");
+		CHECK_EQ_INT(r.len, strlen(v[i].partial));
+		CHECK(memcmp(r.out, v[i].partial, r.len) == 0);
+		res_free(&r);
+	}
+
+	/* a NULL errmsg pointer is allowed */
+	{
+		sqlite3_stmt *st;
+		FILE *f = fopen("/dev/null", "w");
+
+		CHECK(f);
+		CHECK_EQ_INT(sqlite3_prepare_v2(db, "SELECT abs(-9223372036854775808)",
+						-1, &st, NULL), SQLITE_OK);
+		CHECK_EQ_INT(gr_output__run(st, GR_FMT_CSV, f, NULL),
+			     SQLITE_ERROR);
+		sqlite3_finalize(st);
+		fclose(f);
+	}
+}
+
+TEST(write_error)
+{
+	sqlite3_stmt *st;
+	char *err = NULL;
+	FILE *f;
+	int rc;
+
+	f = fopen("/dev/full", "w");
+	if (!f) {
+		fprintf(stderr, "no /dev/full, skipped\n");
+		return;
+	}
+	CHECK_EQ_INT(open_db(), 0);
+	CHECK_EQ_INT(sqlite3_prepare_v2(db, q_people, -1, &st, NULL),
+		     SQLITE_OK);
+	rc = gr_output__run(st, GR_FMT_CSV, f, &err);
+	sqlite3_finalize(st);
+	fclose(f);
+	CHECK_EQ_INT(rc, SQLITE_IOERR);
+	CHECK_EQ_STR(err, "error writing output: No space left on device");
+	free(err);
+}
+
+TEST(bad_format)
+{
+	sqlite3_stmt *st;
+	char *err = NULL;
+	int rc;
+
+	CHECK_EQ_INT(open_db(), 0);
+	CHECK_EQ_INT(sqlite3_prepare_v2(db, "SELECT 1", -1, &st, NULL),
+		     SQLITE_OK);
+	rc = gr_output__run(st, (enum gr_format)42, stdout, &err);
+	sqlite3_finalize(st);
+	CHECK_EQ_INT(rc, SQLITE_MISUSE);
+	CHECK_EQ_STR(err, "unknown output format");
+	free(err);
+	sqlite3_close(db);
+	db = NULL;
+}
+
+TEST_MAIN(
+	TEST_ENTRY(format_names)
+	TEST_ENTRY(table)
+	TEST_ENTRY(table_mixed_and_escapes)
+	TEST_ENTRY(table_zero_rows_and_columns)
+	TEST_ENTRY(csv)
+	TEST_ENTRY(csv_edges)
+	TEST_ENTRY(json)
+	TEST_ENTRY(json_escapes)
+	TEST_ENTRY(json_numbers)
+	TEST_ENTRY(jsonl)
+	TEST_ENTRY(line)
+	TEST_ENTRY(zero_columns_still_runs)
+	TEST_ENTRY(step_error)
+	TEST_ENTRY(write_error)
+	TEST_ENTRY(bad_format)
+)
