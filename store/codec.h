@@ -63,10 +63,12 @@ struct gr_encoder;
 struct gr_encoder *gr_encoder__new(int level);
 void gr_encoder__free(struct gr_encoder *e);
 
-/* Encodes nrows rows of ncols columns into out (replacing its content).
- * Returns 0, or -ENOMEM / -EIO (a zstd failure). */
+/* Encodes nrows rows of ncols columns into out (replacing its content),
+ * row i of the block being row perm[i] of the buffers (perm NULL: the
+ * identity).  Returns 0, or -ENOMEM / -EIO (a zstd failure). */
 int gr_encoder__encode(struct gr_encoder *e, const struct gr_colbuf *cols,
-		       int ncols, uint32_t nrows, struct gr_buf *out);
+		       int ncols, uint32_t nrows, const uint32_t *perm,
+		       struct gr_buf *out);
 
 /* A parsed block header; column data is decoded on demand. */
 struct gr_block {

@@ -83,8 +83,7 @@ struct gr_writer {
 	struct gr_buf payload;
 	/* Scratch for grouping a block's rows by thread. */
 	uint32_t *perm, *grp, *gstart, *gkey_slot;
-	int64_t *gkeys, *tmpv;
-	uint8_t *tmpn;
+	int64_t *gkeys;
 
 	/* The dictionary: ids 1..ndict, open-addressing hash on top. */
 	char **strs;
@@ -576,14 +575,15 @@ static int begin_txn(struct gr_writer *w)
 	return 0;
 }
 
-/* Reorders a block's rows so each thread's events are contiguous, in
- * their original order (a stable counting sort on tid, groups in order of
- * first appearance).  Per-thread runs are what repeat in a launch stream
- * (the same step sequence, monotonic timestamps), so grouping lets the
- * delta encoding and zstd see them; interleaved threads would look like
- * noise.  Readers promise no row order within a block: SQL has none
- * without ORDER BY. */
-static void group_by_thread(struct gr_writer *w, struct tabbuf *tb)
+/* Orders a block's rows so each thread's events are contiguous, in their
+ * original order (a stable counting sort on tid, groups in order of first
+ * appearance).  Per-thread runs are what repeat in a launch stream (the
+ * same step sequence, monotonic timestamps), so grouping lets the delta
+ * encoding and zstd see them; interleaved threads would look like noise.
+ * Readers promise no row order within a block: SQL has none without
+ * ORDER BY.  Returns the permutation for the encoder, or NULL when the
+ * block has one thread. */
+static const uint32_t *group_by_thread(struct gr_writer *w, struct tabbuf *tb)
 {
 	uint32_t n = tb->n, ng = 0, hcap = 1;
 	const int64_t *tid = tb->cols[tb->tidcol].v;
@@ -606,7 +606,7 @@ static void group_by_thread(struct gr_writer *w, struct tabbuf *tb)
 		w->gstart[w->grp[i]]++;
 	}
 	if (ng < 2)
-		return;
+		return NULL;
 	for (uint32_t g = 0, sum = 0; g < ng; g++) {
 		uint32_t c = w->gstart[g];
 		w->gstart[g] = sum;
@@ -614,21 +614,7 @@ static void group_by_thread(struct gr_writer *w, struct tabbuf *tb)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		w->perm[w->gstart[w->grp[i]]++] = i;
-	for (int j = 0; j < tb->nstored; j++) {
-		struct gr_colbuf *c = &tb->cols[j];
-		for (uint32_t i = 0; i < n; i++)
-			w->tmpv[i] = c->v[w->perm[i]];
-		memcpy(c->v, w->tmpv, n * sizeof(int64_t));
-		if (!c->nulls)
-			continue;
-		memset(w->tmpn, 0, (n + 7) / 8);
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t k = w->perm[i];
-			if ((c->nulls[k >> 3] >> (k & 7)) & 1)
-				w->tmpn[i >> 3] |= (uint8_t)(1u << (i & 7));
-		}
-		memcpy(c->nulls, w->tmpn, (n + 7) / 8);
-	}
+	return w->perm;
 }
 
 static int write_block(struct gr_writer *w, int t)
@@ -661,9 +647,9 @@ static int write_block(struct gr_writer *w, int t)
 			w->seg_has[id] = 1;
 		}
 	}
-	group_by_thread(w, tb);
+	const uint32_t *perm = group_by_thread(w, tb);
 	if ((err = gr_encoder__encode(w->enc, tb->cols, tb->nstored, tb->n,
-				      &w->payload))) {
+				      perm, &w->payload))) {
 		wlog(w, "encode %s block: %s", name, strerror(-err));
 		return err;
 	}
@@ -1010,11 +996,9 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 		w->gstart = malloc(n * sizeof(*w->gstart));
 		w->gkeys = malloc(n * sizeof(*w->gkeys));
 		w->gkey_slot = malloc(hcap * sizeof(*w->gkey_slot));
-		w->tmpv = malloc(n * sizeof(*w->tmpv));
-		w->tmpn = malloc((n + 7) / 8);
 		err = -ENOMEM;
 		if (!w->perm || !w->grp || !w->gstart || !w->gkeys ||
-		    !w->gkey_slot || !w->tmpv || !w->tmpn)
+		    !w->gkey_slot)
 			goto fail;
 	}
 	if ((err = scan_dir(w)))
@@ -1065,8 +1049,6 @@ int gr_writer__close(struct gr_writer *w)
 	free(w->gstart);
 	free(w->gkeys);
 	free(w->gkey_slot);
-	free(w->tmpv);
-	free(w->tmpn);
 	gr_encoder__free(w->enc);
 	gr_buf__free(&w->payload);
 	free(w->dir);

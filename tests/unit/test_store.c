@@ -71,7 +71,7 @@ TEST(codec_round_trip_edges)
 	struct gr_buf out = { 0 };
 	struct gr_block blk = { 0 };
 	CHECK(e && d);
-	CHECK_EQ_INT(gr_encoder__encode(e, cols, C, N, &out), 0);
+	CHECK_EQ_INT(gr_encoder__encode(e, cols, C, N, NULL, &out), 0);
 	CHECK_EQ_INT(gr_block__parse(&blk, out.p, out.len), 0);
 	CHECK_EQ_INT(blk.nrows, N);
 	CHECK_EQ_INT(blk.ncols, C);
@@ -111,7 +111,7 @@ TEST(codec_one_row)
 	struct gr_block blk = { 0 };
 	int64_t got = 0;
 	int hn = 1;
-	CHECK_EQ_INT(gr_encoder__encode(e, &col, 1, 1, &out), 0);
+	CHECK_EQ_INT(gr_encoder__encode(e, &col, 1, 1, NULL, &out), 0);
 	CHECK_EQ_INT(gr_block__parse(&blk, out.p, out.len), 0);
 	CHECK_EQ_INT(gr_decoder__column(d, &blk, 0, &got, NULL, &hn), 0);
 	CHECK_EQ_INT(got, INT64_MIN);
@@ -140,7 +140,7 @@ TEST(codec_malformed_payloads)
 	int64_t *got = malloc(sizeof(int64_t) * 4096);
 	uint8_t *gn = malloc(4096);
 	int hn, refused = 0;
-	CHECK_EQ_INT(gr_encoder__encode(e, cols, 2, N, &out), 0);
+	CHECK_EQ_INT(gr_encoder__encode(e, cols, 2, N, NULL, &out), 0);
 	for (size_t len = 0; len < out.len; len++) {
 		uint8_t *copy = malloc(len ? len : 1);
 		memcpy(copy, out.p, len);
