@@ -28,7 +28,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-.PHONY: all test bench deps clean help unit cli-test
+.PHONY: all test bench deps clean help unit cli-test docs demo
 all: $(B)/gpurec $(B)/gpurec-synth
 
 $(B)/obj/%.o: %.c
@@ -84,6 +84,12 @@ bench: $(B)/bench-store $(B)/gpurec
 deps:
 	bash packaging/deps.sh
 
+docs: $(B)/gpurec
+	bash docs/gen-schema.sh $(B)/gpurec >docs/schema.md
+
+demo: all
+	bash tests/demo/store-demo.sh
+
 clean:
 	rm -rf $(B)
 
@@ -92,6 +98,8 @@ help:
 	@echo "make deps    install build dependencies (apt-get or dnf)"
 	@echo "make test    build with ASan+UBSan and run every test"
 	@echo "make bench   run the benchmarks (results: BENCHMARKS.md)"
+	@echo "make demo    a recording made by the store, queried with gpurec"
+	@echo "make docs    regenerate docs/schema.md from the schema"
 	@echo "make STATIC=1  link statically (for the GPU machine, packages)"
 
 .SECONDARY:

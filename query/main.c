@@ -386,6 +386,7 @@ static int cmd_verify(struct opts *o)
 				 strerror(-n));
 		problems += n;
 	}
+	fflush(stdout);
 	if (problems) {
 		fprintf(stderr, "gpurec: verify: %d problem%s found\n", problems,
 			problems == 1 ? "" : "s");

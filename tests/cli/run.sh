@@ -129,6 +129,9 @@ eq "virtual table columns match the schema" \
 	"$(q --data "$A" sql "SELECT group_concat(name, ' ') FROM pragma_table_info('offcpu')")" \
 	"ts host pid tid comm dur state waker_pid waker_tid stack"
 
+if bash docs/gen-schema.sh "$GPUREC" | cmp -s - docs/schema.md; then ok "docs/schema.md is current"
+else bad "docs/schema.md" "stale: run make docs"; fi
+
 # --- sealed segments never change ---------------------------------------
 (cd "$A" && sha256sum -- *.seg MANIFEST) >"$T/before"
 ls -la "$A" >"$T/ls-before"
