@@ -47,6 +47,9 @@ struct filt {
 	int64_t v;
 };
 
+struct grouped;
+static void grouped_free(struct grouped *g);
+
 struct retired {
 	const char **dict;
 	uint32_t *dict_len;
@@ -80,6 +83,8 @@ struct cursor {
 	uint32_t row, nrows;
 	int64_t rowid;
 	int eof;
+
+	struct grouped *g;            /* non-NULL: emitting rows grouped */
 };
 
 static void qwarn(struct gr_qctx *q, int si, const char *fmt, ...)
@@ -189,6 +194,14 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 			ts_bounded++;
 		sqlite3_str_appendf(s, ";%d,%d", c->iColumn, op);
 	}
+	/* GROUP BY one column: when SQLite needs the rows only grouped, not
+	 * sorted, emit them grouped here and spare it the sort (see
+	 * "grouped emission" below). */
+	if (ii->nOrderBy == 1 && ii->aOrderBy[0].iColumn >= 0 &&
+	    sqlite3_vtab_distinct(ii) == 1) {
+		sqlite3_str_appendf(s, ";g%d", ii->aOrderBy[0].iColumn);
+		ii->orderByConsumed = 1;
+	}
 	char *str = sqlite3_str_finish(s);
 	if (!str)
 		return SQLITE_NOMEM;
@@ -263,6 +276,7 @@ static int vt_close(sqlite3_vtab_cursor *cur)
 	retire_segment(c);
 	free_retired(c);
 	free(c->retired);
+	grouped_free(c->g);
 	gr_block__free(&c->blk);
 	gr_decoder__free(c->dec);
 	for (int i = 0; i < GR_MAX_COLS; i++) {
@@ -444,23 +458,476 @@ static inline int row_passes(struct cursor *c, uint32_t r)
 	return 1;
 }
 
-/* Moves to the next passing row at or after the current position. */
-static int seek(struct cursor *c)
+/* Moves to the next passing row at or after the current position.
+ * Returns 1 there, 0 at the end of the scan, or -ENOMEM. */
+static int scan_seek(struct cursor *c)
 {
 	for (;;) {
 		while (c->row < c->nrows) {
 			if (row_passes(c, c->row))
-				return SQLITE_OK;
+				return 1;
 			c->row++;
 		}
 		int rc = next_block(c);
-		if (rc < 0)
-			return SQLITE_NOMEM;
-		if (rc == 0) {
-			c->eof = 1;
-			return SQLITE_OK;
+		if (rc <= 0)
+			return rc;
+	}
+}
+
+/* Starts the block walk over from the first member and segment. */
+static void scan_restart(struct cursor *c)
+{
+	retire_segment(c);
+	c->mi = 0;
+	c->si = -1;
+	c->row = c->nrows = 0;
+}
+
+/* ---- grouped emission ----------------------------------------------------
+ *
+ * For `GROUP BY col`, SQLite normally sorts every row by col (an external
+ * merge sort once the rows outgrow memory: for 50M rows of kernel names,
+ * gigabytes of temp files).  When it only needs the rows grouped
+ * (sqlite3_vtab_distinct() == 1), the scan does that instead:
+ *
+ *   1. a count pass decodes only the group column (and filters) and counts
+ *      rows per distinct value, interning values into group ids;
+ *   2. groups are packed, in id order, into batches whose rows fit
+ *      GROUP_BUDGET bytes of buffered columns; each batch is one pass that
+ *      copies its rows' needed columns out, then emits them bucketed by
+ *      group (a counting sort);
+ *   3. a group too big for the budget alone gets a pass of its own that
+ *      streams its rows straight from the blocks, buffering nothing.
+ *
+ * Memory stays under the budget whatever the data; passes are at most
+ * 1 + 2 * rows * row_bytes / GROUP_BUDGET, each a scan of a few columns. */
+
+#define GROUP_BUDGET (256u << 20)
+
+/* The budget, which tests shrink (GPUREC_GROUP_BUDGET, bytes) to drive
+ * every path on small data. */
+static uint64_t group_budget(void)
+{
+	const char *e = getenv("GPUREC_GROUP_BUDGET");
+	uint64_t b = e ? strtoull(e, NULL, 10) : 0;
+	return b ? b : GROUP_BUDGET;
+}
+
+struct gmap_ent {
+	uint64_t hash;
+	uint32_t gid;
+};
+
+struct grouped {
+	int col;                  /* the vtab column grouped on */
+	int is_text;              /* STR or HOST */
+	/* Group ids: 0 is NULL; 1.. distinct values, by hash table. */
+	struct gmap_ent *tab;
+	uint32_t tcap, ngroups;
+	int64_t *ival;            /* INT key per gid */
+	const char **sval;        /* text key per gid (into arena chunks) */
+	uint32_t *slen;
+	char **chunks;
+	int nchunks;
+	uint64_t *count;          /* rows per gid */
+	uint32_t vcap;
+	/* The current segment's local dictionary id -> gid (0: not yet). */
+	uint32_t *lmap;
+	uint32_t lmap_n;
+	struct gr_segment *lmap_seg;
+	uint32_t host_gid;
+
+	/* The plan: passes over order[] ranges. */
+	uint32_t *order;          /* gids in emission order */
+	uint32_t *pass_end;       /* end index into order of each pass */
+	uint8_t *pass_stream;     /* pass streams one big group */
+	int npasses, pass;
+	uint32_t nplanned;        /* gids that existed when planning */
+	uint8_t *in_pass;         /* per planned gid: in the current batch */
+
+	/* The current batch. */
+	int64_t *bv[GR_MAX_COLS];
+	uint8_t *bn[GR_MAX_COLS];
+	uint32_t *bgid, *bperm, *bstart;
+	uint64_t bcap, brows, bpos;
+	int emitting_batch;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ull ^ seed;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static void grouped_free(struct grouped *g)
+{
+	if (!g)
+		return;
+	free(g->tab);
+	free(g->ival);
+	free(g->sval);
+	free(g->slen);
+	for (int i = 0; i < g->nchunks; i++)
+		free(g->chunks[i]);
+	free(g->chunks);
+	free(g->count);
+	free(g->lmap);
+	free(g->order);
+	free(g->pass_end);
+	free(g->pass_stream);
+	free(g->in_pass);
+	for (int i = 0; i < GR_MAX_COLS; i++) {
+		free(g->bv[i]);
+		free(g->bn[i]);
+	}
+	free(g->bgid);
+	free(g->bperm);
+	free(g->bstart);
+	free(g);
+}
+
+/* Grows the per-gid arrays.  Returns 0 or -ENOMEM. */
+static int grow_values(struct grouped *g)
+{
+	uint32_t cap = g->vcap ? g->vcap * 2 : 1024;
+	int64_t *iv = realloc(g->ival, cap * sizeof(*iv));
+	if (iv)
+		g->ival = iv;
+	const char **sv = realloc(g->sval, cap * sizeof(*sv));
+	if (sv)
+		g->sval = sv;
+	uint32_t *sl = realloc(g->slen, cap * sizeof(*sl));
+	if (sl)
+		g->slen = sl;
+	uint64_t *cn = realloc(g->count, cap * sizeof(*cn));
+	if (cn)
+		g->count = cn;
+	if (!iv || !sv || !sl || !cn)
+		return -ENOMEM;
+	g->vcap = cap;
+	return 0;
+}
+
+/* Returns the gid of an INT key or of text (s, n), adding it if new; 0
+ * on allocation failure (never a valid id for a value).  The same table
+ * interns the other text columns' values while a batch is buffered. */
+static uint32_t gmap_get(struct grouped *g, int64_t iv, const char *s,
+			 uint32_t n)
+{
+	uint64_t h = s ? hash_bytes(s, n, 1) : hash_bytes(&iv, 8, 2);
+	if ((g->ngroups + 1) * 2 >= g->tcap) {
+		uint32_t cap = g->tcap ? g->tcap * 2 : 1024;
+		struct gmap_ent *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return 0;
+		for (uint32_t i = 0; i < g->tcap; i++) {
+			if (!g->tab[i].gid)
+				continue;
+			uint32_t j = (uint32_t)g->tab[i].hash & (cap - 1);
+			while (t[j].gid)
+				j = (j + 1) & (cap - 1);
+			t[j] = g->tab[i];
+		}
+		free(g->tab);
+		g->tab = t;
+		g->tcap = cap;
+	}
+	uint32_t j = (uint32_t)h & (g->tcap - 1);
+	for (; g->tab[j].gid; j = (j + 1) & (g->tcap - 1)) {
+		uint32_t id = g->tab[j].gid;
+		if (g->tab[j].hash != h)
+			continue;
+		if (s ? g->sval[id] && g->slen[id] == n &&
+			memcmp(g->sval[id], s, n) == 0 :
+			!g->sval[id] && g->ival[id] == iv)
+			return id;
+	}
+	uint32_t id = g->ngroups + 1;
+	if (id >= g->vcap && grow_values(g))
+		return 0;
+	g->ngroups = id;
+	g->ival[id] = iv;
+	g->sval[id] = NULL;
+	g->slen[id] = 0;
+	g->count[id] = 0;
+	if (s) {
+		char *copy = malloc(n + 1), **ch;
+		if (!copy)
+			return 0;
+		memcpy(copy, s, n);
+		copy[n] = 0;
+		ch = realloc(g->chunks, (size_t)(g->nchunks + 1) * sizeof(*ch));
+		if (!ch) {
+			free(copy);
+			return 0;
+		}
+		g->chunks = ch;
+		g->chunks[g->nchunks++] = copy;
+		g->sval[id] = copy;
+		g->slen[id] = n;
+	}
+	g->tab[j].hash = h;
+	g->tab[j].gid = id;
+	return id;
+}
+
+/* Points lmap at the current segment's dictionary. */
+static int gmap_segment(struct cursor *c, struct grouped *g)
+{
+	struct gr_segment *s = c->seg;
+	if (g->lmap_seg == s)
+		return 0;
+	g->lmap_seg = s;
+	if (gr_tables[c->vt->t].cols[g->col].type == GR_HOST) {
+		g->host_gid = gmap_get(g, 0, s->host, (uint32_t)strlen(s->host));
+		return g->host_gid ? 0 : -ENOMEM;
+	}
+	if (!g->is_text)
+		return 0;
+	free(g->lmap);
+	g->lmap_n = s->ndict + 1;
+	g->lmap = calloc(g->lmap_n, sizeof(*g->lmap));
+	return g->lmap ? 0 : -ENOMEM;
+}
+
+/* The group id of row r of the current block: 0 for NULL, or -ENOMEM. */
+static int64_t row_gid(struct cursor *c, struct grouped *g, uint32_t r)
+{
+	int col = g->col;
+	enum gr_coltype ty = gr_tables[c->vt->t].cols[col].type;
+	if (gmap_segment(c, g))
+		return -ENOMEM;
+	if (ty == GR_HOST)
+		return g->host_gid;
+	if (c->cmissing[col] ||
+	    (c->chn[col] && (c->cn[col][r >> 3] >> (r & 7)) & 1))
+		return 0;
+	int64_t v = c->cv[col][r];
+	if (ty != GR_STR) {
+		uint32_t id = gmap_get(g, v, NULL, 0);
+		return id ? (int64_t)id : -ENOMEM;
+	}
+	const struct gr_segment *s = c->seg;
+	if (v <= 0 || (uint64_t)v >= g->lmap_n || !s->dict[v])
+		return 0; /* an id the dictionary lacks reads as NULL */
+	if (!g->lmap[v]) {
+		g->lmap[v] = gmap_get(g, 0, s->dict[v], s->dict_len[v]);
+		if (!g->lmap[v])
+			return -ENOMEM;
+	}
+	return g->lmap[v];
+}
+
+static int grouped_count_pass(struct cursor *c, struct grouped *g)
+{
+	int rc;
+	uint64_t nulls = 0;
+	scan_restart(c);
+	while ((rc = scan_seek(c)) == 1) {
+		int64_t id = row_gid(c, g, c->row);
+		if (id < 0)
+			return -ENOMEM;
+		if (id)
+			g->count[id]++;
+		else
+			nulls++;
+		c->row++;
+	}
+	if (rc < 0)
+		return rc;
+	g->count[0] = nulls;
+	return 0;
+}
+
+/* Packs groups into passes; returns 0 or -ENOMEM. */
+static int grouped_plan(struct cursor *c, struct grouped *g)
+{
+	uint32_t n = g->ngroups + 1;
+	uint64_t row_bytes = 8; /* gid */
+	g->nplanned = n;
+	for (int i = 0; i < gr_tables[c->vt->t].ncols; i++)
+		if (c->need >> i & 1)
+			row_bytes += 9;
+	uint64_t budget_rows = group_budget() / row_bytes;
+
+	g->order = malloc(n * sizeof(*g->order));
+	g->pass_end = malloc(n * sizeof(*g->pass_end));
+	g->pass_stream = malloc(n);
+	g->in_pass = calloc(n, 1);
+	if (!g->order || !g->pass_end || !g->pass_stream || !g->in_pass)
+		return -ENOMEM;
+	uint32_t k = 0;
+	uint64_t rows = 0, maxrows = 0;
+	g->npasses = 0;
+	for (uint32_t id = 0; id < n; id++) {
+		uint64_t cnt = g->count[id];
+		if (!cnt)
+			continue;
+		if (cnt > budget_rows) {
+			/* Its own streaming pass. */
+			if (rows) {
+				g->pass_end[g->npasses] = k;
+				g->pass_stream[g->npasses++] = 0;
+				rows = 0;
+			}
+			g->order[k++] = id;
+			g->pass_end[g->npasses] = k;
+			g->pass_stream[g->npasses++] = 1;
+			continue;
+		}
+		if (rows + cnt > budget_rows) {
+			g->pass_end[g->npasses] = k;
+			g->pass_stream[g->npasses++] = 0;
+			rows = 0;
+		}
+		g->order[k++] = id;
+		rows += cnt;
+		if (rows > maxrows)
+			maxrows = rows;
+	}
+	if (rows) {
+		g->pass_end[g->npasses] = k;
+		g->pass_stream[g->npasses++] = 0;
+	}
+	g->bcap = maxrows;
+	if (maxrows) {
+		for (int i = 0; i < gr_tables[c->vt->t].ncols; i++) {
+			if (!(c->need >> i & 1))
+				continue;
+			g->bv[i] = malloc(maxrows * sizeof(int64_t));
+			g->bn[i] = malloc((maxrows + 7) / 8);
+			if (!g->bv[i] || !g->bn[i])
+				return -ENOMEM;
+		}
+		g->bgid = malloc(maxrows * sizeof(*g->bgid));
+		g->bperm = malloc(maxrows * sizeof(*g->bperm));
+		g->bstart = malloc(n * sizeof(*g->bstart));
+		if (!g->bgid || !g->bperm || !g->bstart)
+			return -ENOMEM;
+	}
+	g->pass = -1;
+	return 0;
+}
+
+/* Runs batch pass p: buffers its groups' rows, then orders them. */
+static int grouped_fill_batch(struct cursor *c, struct grouped *g, int p)
+{
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	uint32_t from = p ? g->pass_end[p - 1] : 0, to = g->pass_end[p];
+	int rc;
+
+	memset(g->in_pass, 0, g->nplanned);
+	for (uint32_t k = from; k < to; k++)
+		g->in_pass[g->order[k]] = 1;
+	for (int i = 0; i < tab->ncols; i++)
+		if (g->bn[i])
+			memset(g->bn[i], 0, (g->bcap + 7) / 8);
+	g->brows = 0;
+	scan_restart(c);
+	while ((rc = scan_seek(c)) == 1) {
+		uint32_t r = c->row++;
+		int64_t id = row_gid(c, g, r);
+		if (id < 0)
+			return -ENOMEM;
+		if ((uint32_t)id >= g->nplanned || !g->in_pass[id])
+			continue;
+		uint64_t b = g->brows++;
+		g->bgid[b] = (uint32_t)id;
+		for (int i = 0; i < tab->ncols; i++) {
+			if (!g->bv[i])
+				continue;
+			int64_t v;
+			enum gr_coltype ty = tab->cols[i].type;
+			int isnull = ty != GR_HOST && (c->cmissing[i] ||
+				(c->chn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1));
+			if (isnull) {
+				g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
+				continue;
+			}
+			if (ty == GR_HOST) {
+				v = gmap_get(g, 0, c->seg->host,
+					     (uint32_t)strlen(c->seg->host));
+			} else if (ty == GR_STR) {
+				/* Text columns hold gids: the strings outlive
+				 * the segment. */
+				const struct gr_segment *s = c->seg;
+				int64_t lid = c->cv[i][r];
+				if (lid <= 0 || (uint64_t)lid > s->ndict ||
+				    !s->dict[lid]) {
+					g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
+					continue;
+				}
+				v = gmap_get(g, 0, s->dict[lid],
+					     s->dict_len[lid]);
+			} else {
+				v = c->cv[i][r];
+			}
+			if ((ty == GR_HOST || ty == GR_STR) && !v)
+				return -ENOMEM;
+			g->bv[i][b] = v;
 		}
 	}
+	if (rc < 0)
+		return rc;
+	/* Counting sort of the batch's rows by group. */
+	uint32_t sum = 0;
+	for (uint32_t k = from; k < to; k++) {
+		g->bstart[g->order[k]] = sum;
+		sum += (uint32_t)g->count[g->order[k]];
+	}
+	for (uint64_t b = 0; b < g->brows; b++)
+		g->bperm[g->bstart[g->bgid[b]]++] = (uint32_t)b;
+	g->bpos = 0;
+	return 0;
+}
+
+/* Advances to the next row to emit, across passes.  Returns 1, 0 at the
+ * end, or -ENOMEM. */
+static int grouped_next(struct cursor *c, struct grouped *g)
+{
+	for (;;) {
+		if (g->pass >= 0 && !g->pass_stream[g->pass]) {
+			if (g->bpos < g->brows)
+				return 1;
+		} else if (g->pass >= 0) {
+			uint32_t first = g->pass ? g->pass_end[g->pass - 1] : 0;
+			uint32_t want = g->order[first];
+			int rc;
+			while ((rc = scan_seek(c)) == 1) {
+				int64_t id = row_gid(c, g, c->row);
+				if (id < 0)
+					return -ENOMEM;
+				if (id == want)
+					return 1;
+				c->row++;
+			}
+			if (rc < 0)
+				return rc;
+		}
+		if (++g->pass >= g->npasses)
+			return 0;
+		g->emitting_batch = !g->pass_stream[g->pass];
+		if (g->emitting_batch) {
+			int rc = grouped_fill_batch(c, g, g->pass);
+			if (rc < 0)
+				return rc;
+		} else {
+			scan_restart(c);
+		}
+	}
+}
+
+/* Positions the cursor on its next row; sets eof at the end. */
+static int seek(struct cursor *c)
+{
+	int rc = c->g ? grouped_next(c, c->g) : scan_seek(c);
+	if (rc < 0)
+		return SQLITE_NOMEM;
+	c->eof = rc == 0;
+	return SQLITE_OK;
 }
 
 static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
@@ -469,11 +936,14 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	struct cursor *c = (struct cursor *)cur;
 	struct gr_qctx *q = c->vt->q;
 	const struct gr_table *tab = &gr_tables[c->vt->t];
-	const char *p = idxStr;
+	const char *p = idxStr, *gp;
+	int group_col = -1;
 	(void)idxNum;
 
 	retire_segment(c);
 	free_retired(c);
+	grouped_free(c->g);
+	c->g = NULL;
 	c->nf = 0;
 	c->never = 0;
 	c->host_eq = NULL;
@@ -481,7 +951,9 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	c->hi = q->until;
 	c->need = strtoull(p, NULL, 16);
 	if (c->need >> 63)
-		c->need = ~0ull;
+		c->need = ~0ull >> (64 - tab->ncols);
+	if ((gp = strstr(p, ";g")))
+		group_col = atoi(gp + 2);
 	/* The window and --pid are filters like any other. */
 	if (q->since != INT64_MIN)
 		c->f[c->nf++] = (struct filt){ 0, OP_GE, q->since };
@@ -525,15 +997,27 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	}
 	for (int i = 0; i < c->nf; i++)
 		c->need |= 1ull << c->f[i].col;
+	if (group_col >= 0)
+		c->need |= 1ull << group_col;
 	c->cap = 0; /* need may have grown: reallocate lazily */
-	c->mi = 0;
-	c->si = -1;
-	c->row = c->nrows = 0;
 	c->rowid = 0;
 	c->eof = 0;
+	scan_restart(c);
 	if (c->never || c->lo > c->hi) {
 		c->eof = 1;
 		return SQLITE_OK;
+	}
+	if (group_col >= 0) {
+		struct grouped *g = calloc(1, sizeof(*g));
+		if (!g)
+			return SQLITE_NOMEM;
+		c->g = g;
+		g->col = group_col;
+		g->is_text = tab->cols[group_col].type == GR_STR ||
+			     tab->cols[group_col].type == GR_HOST;
+		if (grow_values(g) || grouped_count_pass(c, g) ||
+		    grouped_plan(c, g))
+			return SQLITE_NOMEM;
 	}
 	return seek(c);
 }
@@ -541,7 +1025,10 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 static int vt_next(sqlite3_vtab_cursor *cur)
 {
 	struct cursor *c = (struct cursor *)cur;
-	c->row++;
+	if (c->g && c->g->emitting_batch)
+		c->g->bpos++;
+	else
+		c->row++;
 	c->rowid++;
 	return seek(c);
 }
@@ -557,6 +1044,23 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 	const struct gr_table *tab = &gr_tables[c->vt->t];
 	uint32_t r = c->row;
 
+	if (c->g && c->g->emitting_batch) {
+		const struct grouped *g = c->g;
+		uint64_t b = g->bperm[g->bpos];
+		if (!g->bv[i]) {
+			sqlite3_result_error(ctx, "gpurec: column not decoded", -1);
+			return SQLITE_ERROR;
+		}
+		if ((g->bn[i][b >> 3] >> (b & 7)) & 1)
+			return SQLITE_OK; /* NULL */
+		int64_t v = g->bv[i][b];
+		if (tab->cols[i].type == GR_STR || tab->cols[i].type == GR_HOST)
+			sqlite3_result_text(ctx, g->sval[v], (int)g->slen[v],
+					    SQLITE_STATIC);
+		else
+			sqlite3_result_int64(ctx, v);
+		return SQLITE_OK;
+	}
 	if (tab->cols[i].type == GR_HOST) {
 		sqlite3_result_text(ctx, c->seg->host, -1, SQLITE_TRANSIENT);
 		return SQLITE_OK;
