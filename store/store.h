@@ -16,6 +16,7 @@
 
 #define GR_SEG_SUFFIX ".seg"
 #define GR_MANIFEST "MANIFEST"
+#define GR_LOCK_FILE ".lock"
 #define GR_SEG_FORMAT 1
 
 /* ---- Writer ------------------------------------------------------------ */
@@ -38,7 +39,8 @@ struct gr_store_opts {
 
 struct gr_writer;
 
-/* Opens dir for writing: seals a segment left open by a crash, starts a
+/* Opens dir for writing: takes the directory's lock (errno EBUSY if
+ * another writer holds it), seals a segment left open by a crash, starts a
  * new segment chained to the last sealed one, applies retention.  Returns
  * NULL with errno set on failure (and logs why). */
 struct gr_writer *gr_writer__open(const struct gr_store_opts *opts);

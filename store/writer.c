@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -65,6 +66,7 @@ struct sealed {
 struct gr_writer {
 	struct gr_store_opts o;
 	char *dir;
+	int lock_fd;          /* flock'd DIR/.lock: one writer per directory */
 	char host[256];
 	char machine_id[64], boot_id[64];
 
@@ -953,6 +955,7 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 
 	if (!w)
 		goto fail;
+	w->lock_fd = -1;
 	w->o = *opts;
 	if (!w->o.segment_size)
 		w->o.segment_size = 256ull << 20;
@@ -977,6 +980,17 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 	if (mkdir(w->dir, 0750) < 0 && errno != EEXIST) {
 		err = -errno;
 		wlog(w, "cannot create %s: %s", w->dir, strerror(errno));
+		goto fail;
+	}
+	/* One writer per directory: a second would fork the hash chain. */
+	char lock[4200];
+	snprintf(lock, sizeof(lock), "%s/%s", w->dir, GR_LOCK_FILE);
+	w->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		wlog(w, "%s: %s", lock, err == -EBUSY ?
+		     "another writer holds this data directory" :
+		     strerror(-err));
 		goto fail;
 	}
 	if (!(w->enc = gr_encoder__new(w->o.zstd_level)))
@@ -1051,6 +1065,8 @@ int gr_writer__close(struct gr_writer *w)
 	free(w->gkey_slot);
 	gr_encoder__free(w->enc);
 	gr_buf__free(&w->payload);
+	if (w->lock_fd >= 0)
+		close(w->lock_fd); /* releases the flock */
 	free(w->dir);
 	free(w);
 	return err;

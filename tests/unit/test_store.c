@@ -467,7 +467,54 @@ TEST(crash_recovery_keeps_flushed_events)
 	free(dir);
 }
 
-TEST_MAIN(TEST_ENTRY(codec_round_trip_edges) TEST_ENTRY(codec_one_row)
+TEST(one_writer_per_directory)
+{
+	char *dir = tmpdir();
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	errno = 0;
+	CHECK(gr_writer__open(&so) == NULL);
+	CHECK_EQ_INT(errno, EBUSY);
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	w = gr_writer__open(&so); /* free again once the first closed */
+	CHECK(w);
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	rmrf(dir);
+	free(dir);
+}
+
+TEST(rotation_by_age)
+{
+	char *dir = tmpdir();
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet, .segment_age_ns = 50000000 };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	int64_t v[GR_MAX_COLS] = { 0 };
+	v[GR_runq_comm] = gr_writer__intern(w, "t", 1);
+	/* An empty segment does not rotate, however old. */
+	usleep(60000);
+	CHECK_EQ_INT(gr_writer__flush(w), 0);
+	CHECK_EQ_INT(count_lines(dir, "seal "), 0);
+	for (int i = 0; i < 3; i++) {
+		v[GR_runq_ts] = 1795000000000000000 + i;
+		CHECK_EQ_INT(gr_writer__append(w, GR_T_runq, v, 0), 0);
+		CHECK_EQ_INT(gr_writer__flush(w), 0); /* young: no rotation */
+		CHECK_EQ_INT(count_lines(dir, "seal "), i);
+		usleep(60000);
+		CHECK_EQ_INT(gr_writer__flush(w), 0); /* old: rotates */
+		CHECK_EQ_INT(count_lines(dir, "seal "), i + 1);
+	}
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	CHECK_EQ_INT(count_segments(dir), 3);
+	rmrf(dir);
+	free(dir);
+}
+
+TEST_MAIN(TEST_ENTRY(one_writer_per_directory) TEST_ENTRY(rotation_by_age)
+	  TEST_ENTRY(codec_round_trip_edges) TEST_ENTRY(codec_one_row)
 	  TEST_ENTRY(codec_malformed_payloads)
 	  TEST_ENTRY(writer_sql_round_trip_every_type)
 	  TEST_ENTRY(rotation_and_retention_small_budget)
