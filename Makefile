@@ -14,7 +14,13 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS)
 LIBS    := -lsqlite3 -lzstd -lz -lm -lpthread -ldl
 ifeq ($(STATIC),1)
 LDFLAGS += -static
+RLIBS   := -lbpf -lelf -l:libuv_a.a $(LIBS) -lstdc++
+else
+RLIBS   := -lbpf -lelf -luv $(LIBS) -lstdc++
 endif
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
 
@@ -24,12 +30,37 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/manifest.c store/verify.c store/sha256.c common/parse.c
 QUERY_SRC := query/main.c query/vtab.c query/output.c query/aggregates.c
 SYNTH_SRC := bench/synth.c
+REC_SRC   := recorder/gpurecd.c recorder/config.c recorder/cuda.c \
+             recorder/cuda_apis.c recorder/elfsyms.c
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-.PHONY: all test bench deps clean help unit cli-test docs demo
-all: $(B)/gpurec $(B)/gpurec-synth
+.PHONY: all test bench deps clean help unit cli-test docs demo bpf-test
+all: $(B)/gpurec $(B)/gpurecd $(B)/gpurec-synth
+
+# eBPF: vmlinux.h from the running kernel's BTF (CO-RE relocates at load),
+# one object and skeleton per probe family.
+$(B)/vmlinux.h:
+	@mkdir -p $(B)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c >$@.tmp && mv $@.tmp $@
+
+$(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(B)/vmlinux.h
+	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
+	  -c $< -o $@
+
+$(B)/%.skel.h: $(B)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@
+
+$(B)/obj/recorder/cuda.o $(B)/asan/obj/recorder/cuda.o: $(B)/cuda.skel.h
+$(B)/obj/recorder/%.o: CPPFLAGS += -I$(B)
+$(B)/asan/obj/recorder/%.o: CPPFLAGS += -I$(B)
+
+$(B)/gpurecd: $(call obj,$(B),$(REC_SRC) $(STORE_SRC))
+	$(CC) $(LDFLAGS) -o $@ $^ $(RLIBS)
+
+$(B)/asan/gpurecd: $(call obj,$(B)/asan,$(REC_SRC) $(STORE_SRC))
+	$(CC) $(SAN) -o $@ $^ $(RLIBS)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -58,8 +89,9 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
-		$(SYNTH_SRC) query/vtab.c query/output.c query/aggregates.c)
-	$(CC) $(SAN) -o $@ $^ $(LIBS)
+		$(SYNTH_SRC) query/vtab.c query/output.c query/aggregates.c \
+		recorder/config.c recorder/elfsyms.c)
+	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
 
 unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
 	@fail=0; for t in $^; do echo "== $$t"; $$t || fail=1; done; \
@@ -69,10 +101,14 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/run.sh
 
+# Root and eBPF: gpurecd records real CUDA programs (skips only outside CI).
+bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
+
 # make test: every test, sanitized; the last line counts them all.
 test:
 	@mkdir -p $(B)
-	@$(MAKE) --no-print-directory unit cli-test 2>&1 | tee $(B)/test.log; \
+	@$(MAKE) --no-print-directory unit cli-test bpf-test 2>&1 | tee $(B)/test.log; \
 	  st=$${PIPESTATUS[0]}; \
 	  awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$$1; f+=$$3} \
 	       END {printf "all: %d passed, %d failed\n", p, f}' $(B)/test.log; \

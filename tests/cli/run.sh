@@ -73,6 +73,18 @@ for budget in "" 40000 100; do
 	done
 done
 ok "grouped scan equals the sorted plan (7 columns x 3 budgets)"
+# GROUP BY x ORDER BY x [DESC]: SQLite relies on the scan's order.
+for dir in "" DESC; do
+	for col in kernel pid waker_pid; do
+		tab=cuda_kernel; [ $col = waker_pid ] && tab=offcpu
+		want=$("$GPUREC" --data "$G" --format csv sql "SELECT $col, count(*) FROM $tab GROUP BY +$col ORDER BY 1 $dir" | md5sum)
+		for budget in "" 100; do
+			got=$(GPUREC_GROUP_BUDGET=$budget "$GPUREC" --data "$G" --format csv sql "SELECT $col, count(*) FROM $tab GROUP BY $col ORDER BY $col $dir" | md5sum)
+			[ "$got" == "$want" ] || bad "GROUP BY $col ORDER BY $col $dir (budget ${budget:-default})" "not in order"
+		done
+	done
+done
+ok "GROUP BY x ORDER BY x comes out sorted, ascending and descending"
 eq "grouped scan with a WHERE and a window" \
 	"$(GPUREC_GROUP_BUDGET=100 q --data "$A" --since "$since" --until "$until" sql "SELECT count(*), sum(n) FROM (SELECT kernel, count(*) AS n FROM cuda_kernel WHERE pid = 41000 GROUP BY kernel)" | cut -d, -f2)" 2501
 plan=$("$GPUREC" --data "$A" --format csv sql "EXPLAIN QUERY PLAN SELECT kernel, count(*) FROM cuda_kernel GROUP BY kernel" | tr -d '\r')

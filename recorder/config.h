@@ -1,0 +1,51 @@
+/* config.h - gpurecd's configuration: defaults, then the config file
+ * (/etc/gpurec/gpurec.conf or --config), then the command line, which wins.
+ *
+ * The file takes `key = value` lines; the keys are the long option names
+ * without the dashes ('-' or '_' inside a key), `#` starts a comment line.
+ * max_disk and keep_free 0 mean "auto": the daemon resolves them once the
+ * data directory exists, to 10% and 15% of its file system, each capped at
+ * 4 GiB (journald's MaxUse and KeepFree).
+ */
+#ifndef GR_RECORDER_CONFIG_H
+#define GR_RECORDER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GR_CONFIG_DEFAULT_PATH "/etc/gpurec/gpurec.conf"
+#define GR_CONFIG_DEFAULT_DATA "/var/lib/gpurec"
+
+struct gr_config {
+	char *config_path;	/* file read, or NULL if none */
+	char *data_dir;
+	int64_t duration_ns;	/* 0: until signalled */
+	uint64_t max_disk, keep_free, segment_size; /* max_disk/keep_free 0: auto */
+	int64_t segment_age_ns, flush_interval_ns;
+	char **cuda_libs;	/* the file's entries, then the command line's */
+	int ncuda_libs;
+	int no_cuda, no_sched, no_io, verbose, check_config;
+	int help, version;	/* set when --help / --version given */
+};
+
+/* Fills @c from the defaults, the config file (--config FILE, or
+ * @default_path if it exists; neither is read when --help or --version is
+ * given) and then argv, whose options may come in any order.  Returns 0,
+ * or -EINVAL (-ENOMEM) with a one-line message without a newline in @err,
+ * naming the file and line or the option; @c is then left empty. */
+int gr_config__load(struct gr_config *c, int argc, char **argv,
+		    const char *default_path, char *err, size_t errlen);
+
+/* Frees what gr_config__load() allocated and zeroes @c; safe to repeat. */
+void gr_config__free(struct gr_config *c);
+
+/* Writes the effective configuration as `key = value` lines, the format
+ * the file takes (so the output reads back as a config file), for
+ * --check-config and logs. */
+void gr_config__print(const struct gr_config *c, FILE *f);
+
+/* Writes the usage text for --help. */
+void gr_config__usage(FILE *f);
+
+#endif

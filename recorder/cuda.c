@@ -1,0 +1,896 @@
+/* cuda.c - the CUDA probe family's user side.
+ *
+ * Discovery: every mapped ELF of every process (and every executable that
+ * starts later, reported by the exec tracepoint) is checked once per
+ * (device, inode) for the entry points in cuda_apis.c: libcudart and
+ * libcuda wherever they live (system, venv, conda, a container's root,
+ * found through /proc/PID/map_files so that mount namespaces and deleted
+ * files do not matter), and executables or libraries with the runtime
+ * linked statically (nvcc's default), whose entry points are local
+ * symbols.  Uprobes attach to the file, so every process that maps it, now
+ * or later, is covered.
+ *
+ * Decoding: the BPF side hands over raw argument registers, stack slots
+ * and struct bytes; this file turns them into rows, per the API's shape.
+ *
+ * Kernel names: a runtime launch passes the host stub, a function in the
+ * application whose symbol is the kernel's mangled name, so its name comes
+ * from the ELF symbol at that address (processes started before gpurecd
+ * included).  A driver launch passes a CUfunction or CUkernel handle,
+ * named from the load-time calls that made it (cuModuleGetFunction,
+ * cuLibraryGetKernel, cuKernelGetFunction, __cudaRegisterFunction).
+ */
+#include <bpf/libbpf.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "bpf/cuda.h"
+#include "cuda.skel.h"
+#include "recorder/cuda.h"
+#include "recorder/cuda_apis.h"
+#include "recorder/elfsyms.h"
+
+/* ---- a small hash map: 128-bit keys to pointers ------------------------ */
+
+struct hent {
+	uint64_t k1, k2;
+	void *v;
+};
+
+struct hmap {
+	struct hent *e;
+	size_t cap, n;
+};
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static void *hmap_get(const struct hmap *m, uint64_t k1, uint64_t k2)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = mix(k1, k2) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->e[i].v)
+			return NULL;
+		if (m->e[i].k1 == k1 && m->e[i].k2 == k2)
+			return m->e[i].v;
+	}
+}
+
+/* Sets k to v (non-NULL), returning the old value.  Returns v itself on
+ * allocation failure, so callers can tell. */
+static void *hmap_put(struct hmap *m, uint64_t k1, uint64_t k2, void *v)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct hent *e = calloc(cap, sizeof(*e));
+		if (!e)
+			return v;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->e[i].v)
+				continue;
+			size_t j = mix(m->e[i].k1, m->e[i].k2) & (cap - 1);
+			while (e[j].v)
+				j = (j + 1) & (cap - 1);
+			e[j] = m->e[i];
+		}
+		free(m->e);
+		m->e = e;
+		m->cap = cap;
+	}
+	size_t i = mix(k1, k2) & (m->cap - 1);
+	for (; m->e[i].v; i = (i + 1) & (m->cap - 1))
+		if (m->e[i].k1 == k1 && m->e[i].k2 == k2) {
+			void *old = m->e[i].v;
+			m->e[i].v = v;
+			return old;
+		}
+	m->e[i] = (struct hent){ k1, k2, v };
+	m->n++;
+	return NULL;
+}
+
+/* ---- state -------------------------------------------------------------- */
+
+/* A file already looked at (attached or not), by device and inode. */
+struct seen {
+	int probes;
+	char *path;
+};
+
+struct mapping {
+	uint64_t start, end, off, dev, ino;
+	char *path;      /* as /proc/PID/maps shows it: for after exit */
+};
+
+struct pidmaps {
+	struct mapping *m;
+	int n;
+};
+
+struct kname {
+	char *mangled;
+	char *demangled; /* NULL when it does not demangle */
+};
+
+struct gr_cuda {
+	struct gr_cuda_opts o;
+	struct cuda_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int nlinks, links_cap;
+	struct hmap seen;     /* (dev, ino) -> struct seen */
+	struct hmap elfs;     /* (dev, ino) -> struct gr_elf, for naming */
+	struct hmap maps;     /* (pid, 0) -> struct pidmaps */
+	struct hmap names;    /* (pid, handle) -> struct kname */
+	int *execs;
+	int nexecs, execs_cap;
+	uint64_t drops_seen[GR_DROP_NSLOTS];
+	uint64_t user_drops, user_drops_seen;
+	struct gr_cuda_stats st;
+};
+
+static const char *const kind_names[] = { "H2H", "H2D", "D2H", "D2D",
+					  "default", "P2P" };
+
+#define LOG(c, ...) (c)->o.log(__VA_ARGS__)
+
+/* ---- names ---------------------------------------------------------------- */
+
+static struct kname *kname_new(const char *mangled)
+{
+	struct kname *k = calloc(1, sizeof(*k));
+	if (!k || !(k->mangled = strdup(mangled))) {
+		free(k);
+		return NULL;
+	}
+	k->demangled = gr_demangle(mangled);
+	return k;
+}
+
+static void kname_free(struct kname *k)
+{
+	if (!k)
+		return;
+	free(k->mangled);
+	free(k->demangled);
+	free(k);
+}
+
+static void name_set(struct gr_cuda *c, uint32_t pid, uint64_t handle,
+		     struct kname *k)
+{
+	if (!k)
+		return;
+	void *old = hmap_put(&c->names, pid, handle, k);
+	if (old == k) {
+		kname_free(k);
+		return;
+	}
+	kname_free(old);
+}
+
+static void free_maps(struct pidmaps *pm)
+{
+	for (int i = 0; i < pm->n; i++)
+		free(pm->m[i].path);
+	free(pm->m);
+	pm->m = NULL;
+	pm->n = 0;
+}
+
+static int read_maps(int pid, struct pidmaps *pm)
+{
+	char path[64], line[4352];
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	pm->m = NULL;
+	pm->n = 0;
+	int cap = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off, ino;
+		unsigned maj, mnr;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e,
+			   perms, &off, &maj, &mnr, &ino, &pos) != 7 || !ino ||
+		    perms[2] != 'x')
+			continue;
+		if (pm->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			void *p = realloc(pm->m, (size_t)cap * sizeof(*pm->m));
+			if (!p) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			pm->m = p;
+		}
+		line[strcspn(line, "\n")] = 0;
+		pm->m[pm->n++] = (struct mapping){ s, e, off, makedev(maj, mnr),
+						   ino, strdup(line + pos) };
+	}
+	fclose(f);
+	return 0;
+}
+
+static struct pidmaps *pid_maps(struct gr_cuda *c, uint32_t pid, int refresh)
+{
+	struct pidmaps *pm = hmap_get(&c->maps, pid, 0);
+	if (pm && !refresh)
+		return pm;
+	struct pidmaps fresh;
+	if (read_maps((int)pid, &fresh))
+		return pm; /* gone: keep what we knew */
+	if (!pm) {
+		pm = calloc(1, sizeof(*pm));
+		if (!pm) {
+			free_maps(&fresh);
+			return NULL;
+		}
+		if (hmap_put(&c->maps, pid, 0, pm) == pm) {
+			free(pm);
+			free_maps(&fresh);
+			return NULL;
+		}
+	}
+	free_maps(pm);
+	*pm = fresh;
+	return pm;
+}
+
+/* The ELF of a mapping of pid, opened through /proc so that mount
+ * namespaces and deleted files do not matter. */
+static struct gr_elf *mapping_elf(struct gr_cuda *c, uint32_t pid,
+				  const struct mapping *m)
+{
+	struct gr_elf *e = hmap_get(&c->elfs, m->dev, m->ino);
+	if (e)
+		return e;
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, m->start, m->end);
+	/* The process may have exited: then the path it mapped, if that
+	 * is still the same file. */
+	struct stat sb;
+	if (!(e = gr_elf__open(path)) && m->path && m->path[0] == '/' &&
+	    stat(m->path, &sb) == 0 && sb.st_dev == m->dev &&
+	    sb.st_ino == m->ino)
+		e = gr_elf__open(m->path);
+	if (!e)
+		return NULL;
+	if (hmap_put(&c->elfs, m->dev, m->ino, e) == e) {
+		gr_elf__close(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* Names a runtime launch's host stub: the ELF symbol at that address. */
+static struct kname *name_stub(struct gr_cuda *c, uint32_t pid, uint64_t addr)
+{
+	struct kname *k = hmap_get(&c->names, pid, addr);
+	if (k)
+		return k;
+	for (int pass = 0; pass < 2; pass++) {
+		struct pidmaps *pm = pid_maps(c, pid, pass);
+		if (!pm)
+			return NULL;
+		for (int i = 0; i < pm->n; i++) {
+			const struct mapping *m = &pm->m[i];
+			if (addr < m->start || addr >= m->end)
+				continue;
+			struct gr_elf *e = mapping_elf(c, pid, m);
+			uint64_t va, in;
+			if (!e || gr_elf__off_to_vaddr(e, addr - m->start + m->off,
+						       &va))
+				return NULL;
+			const char *sym = gr_elf__symbolize(e, va, &in);
+			if (!sym || in != 0)
+				return NULL;
+			k = kname_new(sym);
+			name_set(c, pid, addr, k);
+			return k;
+		}
+	}
+	return NULL;
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+static int64_t intern(struct gr_cuda *c, const char *s)
+{
+	return gr_writer__intern(c->o.w, s, strlen(s));
+}
+
+static int64_t sz(uint64_t v, uint64_t mul)
+{
+	return (int64_t)(v * mul);
+}
+
+static uint32_t u32at(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t u64at(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static int append(struct gr_cuda *c, int t, int64_t *v, uint64_t nm)
+{
+	int err = gr_writer__append(c->o.w, t, v, nm);
+	if (err) {
+		c->user_drops++;
+		return err;
+	}
+	c->st.rows++;
+	return 0;
+}
+
+static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
+			const char *name)
+{
+	if (e->api >= (uint32_t)gr_napis) {
+		c->st.decode_errors++;
+		return;
+	}
+	const struct gr_api *a = &gr_apis[e->api];
+	const __u64 *x = e->args;
+	int64_t v[GR_MAX_COLS] = { 0 };
+	uint64_t nm = 0;
+	char comm[17];
+	int t;
+
+	memcpy(comm, e->comm, 16);
+	comm[16] = 0;
+	/* Columns every cuda_* table shares sit at the same indices. */
+	v[GR_cuda_api_ts] = (int64_t)e->ts + c->o.clock_offset_ns;
+	v[GR_cuda_api_pid] = e->pid;
+	v[GR_cuda_api_tid] = e->tid;
+	v[GR_cuda_api_comm] = intern(c, comm);
+	v[GR_cuda_api_dur] = (int64_t)e->dur;
+	v[GR_cuda_api_api] = intern(c, a->sym);
+	int32_t ret = (int32_t)e->ret; /* cudaError_t / CUresult: an int */
+
+	switch (a->shape) {
+	case GR_SH_LAUNCH_RT:
+	case GR_SH_LAUNCH_RT_EX:
+	case GR_SH_LAUNCH_DRV:
+	case GR_SH_LAUNCH_DRV_EX: {
+		uint64_t func;
+		t = GR_T_cuda_kernel;
+		if (a->shape == GR_SH_LAUNCH_RT) {
+			/* dim3 by value: x|y in one register, z in the next. */
+			func = x[0];
+			v[GR_cuda_kernel_grid_x] = (uint32_t)x[1];
+			v[GR_cuda_kernel_grid_y] = (uint32_t)(x[1] >> 32);
+			v[GR_cuda_kernel_grid_z] = (uint32_t)x[2];
+			v[GR_cuda_kernel_block_x] = (uint32_t)x[3];
+			v[GR_cuda_kernel_block_y] = (uint32_t)(x[3] >> 32);
+			v[GR_cuda_kernel_block_z] = (uint32_t)x[4];
+			v[GR_cuda_kernel_shared_mem] = (int64_t)x[6];
+			v[GR_cuda_kernel_stream] = (int64_t)x[7];
+		} else if (a->shape == GR_SH_LAUNCH_DRV) {
+			func = x[0];
+			v[GR_cuda_kernel_grid_x] = (uint32_t)x[1];
+			v[GR_cuda_kernel_grid_y] = (uint32_t)x[2];
+			v[GR_cuda_kernel_grid_z] = (uint32_t)x[3];
+			v[GR_cuda_kernel_block_x] = (uint32_t)x[4];
+			v[GR_cuda_kernel_block_y] = (uint32_t)x[5];
+			v[GR_cuda_kernel_block_z] = (uint32_t)x[6];
+			v[GR_cuda_kernel_shared_mem] = (uint32_t)x[7];
+			v[GR_cuda_kernel_stream] = (int64_t)x[8];
+		} else {
+			/* cudaLaunchConfig_t and CUlaunchConfig share the
+			 * layout up to the stream; smem is size_t in one,
+			 * unsigned int in the other. */
+			const uint8_t *s = e->st;
+			func = x[1];
+			v[GR_cuda_kernel_grid_x] = u32at(s);
+			v[GR_cuda_kernel_grid_y] = u32at(s + 4);
+			v[GR_cuda_kernel_grid_z] = u32at(s + 8);
+			v[GR_cuda_kernel_block_x] = u32at(s + 12);
+			v[GR_cuda_kernel_block_y] = u32at(s + 16);
+			v[GR_cuda_kernel_block_z] = u32at(s + 20);
+			v[GR_cuda_kernel_shared_mem] =
+				a->shape == GR_SH_LAUNCH_RT_EX ?
+				(int64_t)u64at(s + 24) : u32at(s + 24);
+			v[GR_cuda_kernel_stream] = (int64_t)u64at(s + 32);
+		}
+		struct kname *k = NULL;
+		if (a->shape <= GR_SH_LAUNCH_RT_EX)
+			k = name_stub(c, e->pid, func);
+		else
+			k = hmap_get(&c->names, e->pid, func);
+		if (!k && e->inner_func)
+			k = hmap_get(&c->names, e->pid, e->inner_func);
+		if (k) {
+			v[GR_cuda_kernel_kernel_mangled] = intern(c, k->mangled);
+			if (k->demangled)
+				v[GR_cuda_kernel_kernel] = intern(c, k->demangled);
+			else
+				v[GR_cuda_kernel_kernel] = intern(c, k->mangled);
+			c->st.named_launches++;
+		} else {
+			nm |= 1ull << GR_cuda_kernel_kernel |
+			      1ull << GR_cuda_kernel_kernel_mangled;
+			c->st.unnamed_launches++;
+		}
+		v[GR_cuda_kernel_ret] = ret;
+		break;
+	}
+	case GR_SH_MEMCPY:
+	case GR_SH_MEMCPY_3D:
+	case GR_SH_MEMCPY_2D_DRV: {
+		uint64_t bytes, kind = a->fixed_kind;
+		t = GR_T_cuda_memcpy;
+		if (a->shape == GR_SH_MEMCPY_3D) {
+			bytes = u64at(e->st) * u64at(e->st + 8) *
+				u64at(e->st + 16);
+			kind = u32at(e->st + 24);
+		} else if (a->shape == GR_SH_MEMCPY_2D_DRV) {
+			bytes = u64at(e->st) * u64at(e->st + 8);
+		} else {
+			bytes = x[a->bytes] *
+				(a->bytes2 >= 0 ? x[a->bytes2] : 1);
+			if (a->kind >= 0)
+				kind = (uint32_t)x[a->kind];
+		}
+		v[GR_cuda_memcpy_bytes] = sz(bytes, 1);
+		if (kind <= GR_K_P2P)
+			v[GR_cuda_memcpy_kind] = intern(c, kind_names[kind]);
+		else
+			nm |= 1ull << GR_cuda_memcpy_kind;
+		v[GR_cuda_memcpy_async] = a->async;
+		if (a->stream >= 0)
+			v[GR_cuda_memcpy_stream] = (int64_t)x[a->stream];
+		else
+			nm |= 1ull << GR_cuda_memcpy_stream;
+		v[GR_cuda_memcpy_ret] = ret;
+		break;
+	}
+	case GR_SH_MEMSET:
+		t = GR_T_cuda_memset;
+		v[GR_cuda_memset_bytes] = sz(x[a->bytes] *
+			(a->bytes2 >= 0 ? x[a->bytes2] : 1), a->mul);
+		v[GR_cuda_memset_async] = a->async;
+		if (a->stream >= 0)
+			v[GR_cuda_memset_stream] = (int64_t)x[a->stream];
+		else
+			nm |= 1ull << GR_cuda_memset_stream;
+		v[GR_cuda_memset_ret] = ret;
+		break;
+	case GR_SH_ALLOC:
+	case GR_SH_FREE:
+		t = GR_T_cuda_mem;
+		v[GR_cuda_mem_op] = intern(c, a->op);
+		if (a->shape == GR_SH_ALLOC) {
+			v[GR_cuda_mem_bytes] = sz(x[a->bytes] *
+				(a->bytes2 >= 0 ? x[a->bytes2] : 1), 1);
+			/* The out-pointer holds an address only on success. */
+			if (ret == 0)
+				v[GR_cuda_mem_ptr] = (int64_t)e->out;
+			else
+				nm |= 1ull << GR_cuda_mem_ptr;
+		} else {
+			nm |= 1ull << GR_cuda_mem_bytes;
+			v[GR_cuda_mem_ptr] = (int64_t)x[a->ptr];
+		}
+		v[GR_cuda_mem_ret] = ret;
+		break;
+	case GR_SH_SYNC:
+		t = GR_T_cuda_sync;
+		if (a->stream >= 0)
+			v[GR_cuda_sync_stream] = (int64_t)x[a->stream];
+		else
+			nm |= 1ull << GR_cuda_sync_stream;
+		v[GR_cuda_sync_ret] = ret;
+		break;
+	case GR_SH_GRAPH: {
+		t = GR_T_cuda_graph;
+		int exec = strstr(a->sym, "Exec") != NULL ||
+			   strcmp(a->op, "launch") == 0;
+		uint64_t graph = 0, gexec = 0;
+		int has_graph = 0, has_exec = 0;
+		if (strcmp(a->op, "capture_end") == 0) {
+			graph = e->out, has_graph = ret == 0;
+		} else if (strcmp(a->op, "instantiate") == 0) {
+			graph = x[a->handle], has_graph = 1;
+			gexec = e->out, has_exec = ret == 0;
+		} else if (a->handle >= 0 && exec) {
+			gexec = x[a->handle], has_exec = 1;
+		} else if (a->handle >= 0) {
+			graph = x[a->handle], has_graph = 1;
+		}
+		v[GR_cuda_graph_op] = intern(c, a->op);
+		v[GR_cuda_graph_graph] = (int64_t)graph;
+		v[GR_cuda_graph_graph_exec] = (int64_t)gexec;
+		if (!has_graph)
+			nm |= 1ull << GR_cuda_graph_graph;
+		if (!has_exec)
+			nm |= 1ull << GR_cuda_graph_graph_exec;
+		if (a->stream >= 0)
+			v[GR_cuda_graph_stream] = (int64_t)x[a->stream];
+		else
+			nm |= 1ull << GR_cuda_graph_stream;
+		v[GR_cuda_graph_ret] = ret;
+		break;
+	}
+	default: /* GR_SH_NAME */
+		t = GR_T_cuda_api;
+		v[GR_cuda_api_ret] = ret;
+		if (ret != 0)
+			break;
+		if (strcmp(a->sym, "cuKernelGetFunction") == 0) {
+			struct kname *k = hmap_get(&c->names, e->pid, x[1]);
+			if (k)
+				name_set(c, e->pid, e->out, kname_new(k->mangled));
+		} else if (name && name[0] && a->out >= 0) {
+			name_set(c, e->pid, e->out, kname_new(name));
+		} else if (name && name[0] && a->handle >= 0) {
+			/* __cudaRegisterFunction(handle, hostFun, deviceFun) */
+			name_set(c, e->pid, x[a->handle], kname_new(name));
+		}
+		break;
+	}
+	append(c, t, v, nm);
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct gr_cuda *c = ctx;
+	const uint32_t *rec = data;
+	c->st.records++;
+	if (len < 4)
+		return 0;
+	switch (*rec) {
+	case GR_REC_CALL:
+		if (len >= sizeof(struct gr_cuda_call))
+			decode_call(c, data, NULL);
+		break;
+	case GR_REC_CALL_NAME:
+		if (len >= sizeof(struct gr_cuda_call_name)) {
+			/* Ring buffer pages are mapped read-only: terminate
+			 * a copy. */
+			const struct gr_cuda_call_name *n = data;
+			char name[GR_NAME_BYTES];
+			memcpy(name, n->name, sizeof(name));
+			name[GR_NAME_BYTES - 1] = 0;
+			decode_call(c, &n->c, name);
+		}
+		break;
+	case GR_REC_EXEC:
+		if (len >= sizeof(struct gr_proc_exec)) {
+			const struct gr_proc_exec *x = data;
+			if (c->nexecs == c->execs_cap) {
+				int cap = c->execs_cap ? c->execs_cap * 2 : 64;
+				int *p = realloc(c->execs, (size_t)cap * sizeof(int));
+				if (!p)
+					break;
+				c->execs = p;
+				c->execs_cap = cap;
+			}
+			c->execs[c->nexecs++] = (int)x->pid;
+			/* The new image, at once: a short program may be gone
+			 * before its first scan, and its launches are named
+			 * from its executable's symbols. */
+			pid_maps(c, x->pid, 1);
+		}
+		break;
+	default:
+		c->st.decode_errors++;
+	}
+	return 0;
+}
+
+/* ---- attaching ------------------------------------------------------------- */
+
+static int add_link(struct gr_cuda *c, struct bpf_link *l)
+{
+	if (c->nlinks == c->links_cap) {
+		int cap = c->links_cap ? c->links_cap * 2 : 256;
+		void *p = realloc(c->links, (size_t)cap * sizeof(*c->links));
+		if (!p)
+			return -ENOMEM;
+		c->links = p;
+		c->links_cap = cap;
+	}
+	c->links[c->nlinks++] = l;
+	return 0;
+}
+
+/* Attaches every hooked symbol the ELF at path defines.  shown is the
+ * path to log (path may be a /proc alias). */
+static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
+		      uint64_t dev, uint64_t ino)
+{
+	struct seen *s = hmap_get(&c->seen, dev, ino);
+	if (s)
+		return 0;
+	if (!(s = calloc(1, sizeof(*s))) || !(s->path = strdup(shown)) ||
+	    hmap_put(&c->seen, dev, ino, s) == s) {
+		if (s)
+			free(s->path);
+		free(s);
+		return -ENOMEM;
+	}
+	struct gr_elf *e = gr_elf__open(path);
+	if (!e)
+		return 0; /* not an ELF we can read: nothing to hook */
+	int probes = 0, apis = 0, failed = 0;
+	for (int id = 0; id < gr_napis; id++) {
+		uint64_t offs[4];
+		int n = gr_elf__find(e, gr_apis[id].sym, offs, 4);
+		for (int k = 0; k < n; k++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, uo,
+				    .bpf_cookie = gr_api__cookie(id));
+			struct bpf_link *in = bpf_program__attach_uprobe_opts(
+				c->skel->progs.cuda_entry, -1, path, offs[k], &uo);
+			uo.retprobe = true;
+			struct bpf_link *out = in ? bpf_program__attach_uprobe_opts(
+				c->skel->progs.cuda_return, -1, path, offs[k],
+				&uo) : NULL;
+			if (!in || !out) {
+				/* Both or neither: a lone entry would leave
+				 * frames that never pop. */
+				bpf_link__destroy(in);
+				failed++;
+				continue;
+			}
+			if (add_link(c, in) || add_link(c, out)) {
+				bpf_link__destroy(in);
+				bpf_link__destroy(out);
+				failed++;
+				continue;
+			}
+			probes += 2;
+		}
+		apis += n > 0;
+	}
+	gr_elf__close(e);
+	s->probes = probes;
+	if (probes || failed) {
+		c->st.files_attached += probes > 0;
+		c->st.probes += (uint64_t)probes;
+		LOG(c, "attached %d probes (%d entry points%s) to %s "
+		       "(dev %u:%u inode %" PRIu64 ")%s", probes, apis,
+		    failed ? ", some failed" : "", shown, major(dev),
+		    minor(dev), ino, failed ? "" : "");
+		if (failed)
+			LOG(c, "%s: %d entry points could not be attached",
+			    shown, failed);
+	}
+	return probes;
+}
+
+int gr_cuda__attach_path(struct gr_cuda *c, const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode))
+		return -EINVAL;
+	return attach_elf(c, path, path, sb.st_dev, sb.st_ino);
+}
+
+int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
+{
+	char path[128], link[4096];
+	int total = 0, uses_cuda = 0;
+
+	if ((uint32_t)pid == (uint32_t)getpid())
+		return 0;
+	struct pidmaps *pm = pid_maps(c, (uint32_t)pid, 1);
+	if (!pm)
+		return -ESRCH;
+	for (int i = 0; i < pm->n; i++) {
+		const struct mapping *m = &pm->m[i];
+		if (hmap_get(&c->seen, m->dev, m->ino))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
+			 "-%" PRIx64, pid, m->start, m->end);
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		link[n > 0 ? n : 0] = 0;
+		int r = attach_elf(c, path, n > 0 ? link : path, m->dev, m->ino);
+		if (r > 0)
+			total += r;
+	}
+	for (int i = 0; i < pm->n && !uses_cuda; i++) {
+		struct seen *s = hmap_get(&c->seen, pm->m[i].dev, pm->m[i].ino);
+		uses_cuda = s && s->probes > 0;
+	}
+	/* A CUDA process's executable holds the host stubs its launches
+	 * name: read its symbols now, while it runs, so launches of a
+	 * process that exits at once are still named. */
+	struct stat sb;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (uses_cuda && stat(path, &sb) == 0)
+		for (int i = 0; i < pm->n; i++)
+			if (pm->m[i].dev == sb.st_dev &&
+			    pm->m[i].ino == sb.st_ino) {
+				mapping_elf(c, (uint32_t)pid, &pm->m[i]);
+				break;
+			}
+	return total;
+}
+
+int gr_cuda__scan_all(struct gr_cuda *c)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int total = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		int r = gr_cuda__scan_pid(c, atoi(de->d_name));
+		if (r > 0)
+			total += r;
+	}
+	closedir(d);
+	/* Forget processes that are gone. */
+	for (size_t i = 0; i < c->maps.cap; i++) {
+		struct hent *h = &c->maps.e[i];
+		char p[32];
+		if (!h->v)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%" PRIu64, h->k1);
+		if (access(p, F_OK) == 0)
+			continue;
+		/* Keep the entry (events may still be queued) but drop its
+		 * mappings; it is reused if the pid comes back. */
+		free_maps(h->v);
+	}
+	return total;
+}
+
+int gr_cuda__take_execs(struct gr_cuda *c, int *pids, int max)
+{
+	int n = c->nexecs < max ? c->nexecs : max;
+	memcpy(pids, c->execs, (size_t)n * sizeof(int));
+	memmove(c->execs, c->execs + n, (size_t)(c->nexecs - n) * sizeof(int));
+	c->nexecs -= n;
+	return n;
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
+{
+	struct gr_cuda *c = calloc(1, sizeof(*c));
+	int err;
+	if (!c)
+		return NULL;
+	c->o = *o;
+	c->skel = cuda_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		LOG(c, "cuda: cannot open the BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	c->skel->rodata->self_tgid = (uint32_t)getpid();
+	if ((err = cuda_bpf__load(c->skel))) {
+		LOG(c, "cuda: the kernel refused the BPF programs: %s",
+		    strerror(-err));
+		goto fail;
+	}
+	struct bpf_link *l = bpf_program__attach(c->skel->progs.proc_exec);
+	if (!l)
+		LOG(c, "cuda: cannot attach raw_tp/sched_process_exec (%s): "
+		       "processes started later are found by rescans only",
+		    strerror(errno));
+	else if ((err = add_link(c, l)))
+		goto fail;
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record,
+				 c, NULL);
+	if (!c->rb) {
+		err = -errno;
+		LOG(c, "cuda: cannot create the ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	return c;
+fail:
+	gr_cuda__close(c);
+	errno = -err;
+	return NULL;
+}
+
+void gr_cuda__close(struct gr_cuda *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nlinks; i++)
+		bpf_link__destroy(c->links[i]);
+	free(c->links);
+	ring_buffer__free(c->rb);
+	cuda_bpf__destroy(c->skel);
+	for (size_t i = 0; i < c->seen.cap; i++)
+		if (c->seen.e[i].v) {
+			struct seen *s = c->seen.e[i].v;
+			free(s->path);
+			free(s);
+		}
+	for (size_t i = 0; i < c->elfs.cap; i++)
+		if (c->elfs.e[i].v)
+			gr_elf__close(c->elfs.e[i].v);
+	for (size_t i = 0; i < c->maps.cap; i++)
+		if (c->maps.e[i].v) {
+			struct pidmaps *pm = c->maps.e[i].v;
+			free_maps(pm);
+			free(pm);
+		}
+	for (size_t i = 0; i < c->names.cap; i++)
+		kname_free(c->names.e[i].v);
+	free(c->seen.e);
+	free(c->elfs.e);
+	free(c->maps.e);
+	free(c->names.e);
+	free(c->execs);
+	free(c);
+}
+
+int gr_cuda__fd(struct gr_cuda *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+int gr_cuda__poll(struct gr_cuda *c)
+{
+	int n = ring_buffer__consume(c->rb);
+	return n < 0 ? n : n;
+}
+
+void gr_cuda__report_drops(struct gr_cuda *c, int64_t now_ns)
+{
+	static const char *const src[GR_DROP_NSLOTS] = {
+		"cuda:ringbuf", "cuda:depth", "cuda:unmatched" };
+	int64_t v[GR_MAX_COLS] = { 0 };
+	uint64_t nm = 1ull << GR_drops_pid | 1ull << GR_drops_tid |
+		      1ull << GR_drops_comm;
+	v[GR_drops_ts] = now_ns;
+	for (int i = 0; i < GR_DROP_NSLOTS; i++) {
+		uint64_t now = c->skel->bss->drops[i];
+		if (now == c->drops_seen[i])
+			continue;
+		v[GR_drops_source] = intern(c, src[i]);
+		v[GR_drops_count] = (int64_t)(now - c->drops_seen[i]);
+		c->drops_seen[i] = now;
+		gr_writer__append(c->o.w, GR_T_drops, v, nm);
+	}
+	if (c->user_drops != c->user_drops_seen) {
+		v[GR_drops_source] = intern(c, "cuda:store");
+		v[GR_drops_count] = (int64_t)(c->user_drops - c->user_drops_seen);
+		c->user_drops_seen = c->user_drops;
+		gr_writer__append(c->o.w, GR_T_drops, v, nm);
+	}
+}
+
+void gr_cuda__stats(const struct gr_cuda *c, struct gr_cuda_stats *st)
+{
+	*st = c->st;
+}

@@ -1,0 +1,57 @@
+/* cuda.h - the CUDA probe family: discovery, attachment, decoding. */
+#ifndef GR_REC_CUDA_H
+#define GR_REC_CUDA_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+struct gr_cuda;
+
+struct gr_cuda_opts {
+	struct gr_writer *w;
+	int64_t clock_offset_ns;     /* boot-time ns + this = UTC ns */
+	void (*log)(const char *fmt, ...);
+	int verbose;
+};
+
+/* Loads the BPF object and creates its ring buffer.  Returns NULL with
+ * errno set (and a log line) if the kernel refuses it. */
+struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o);
+void gr_cuda__close(struct gr_cuda *c);
+
+/* The ring buffer's epoll fd, for the event loop. */
+int gr_cuda__fd(struct gr_cuda *c);
+
+/* Drains the ring buffer into the writer.  Returns records read or
+ * -errno. */
+int gr_cuda__poll(struct gr_cuda *c);
+
+/* Attaches to an ELF file if it holds hooked CUDA entry points and was
+ * not attached yet (by device and inode).  Returns probes attached (0 if
+ * none or already done), or -errno. */
+int gr_cuda__attach_path(struct gr_cuda *c, const char *path);
+
+/* Looks at one process's mappings and executable and attaches to every
+ * new CUDA-bearing file.  Returns probes attached, or -errno (-ESRCH if it
+ * is gone). */
+int gr_cuda__scan_pid(struct gr_cuda *c, int pid);
+
+/* scan_pid for every process on the host.  Returns probes attached. */
+int gr_cuda__scan_all(struct gr_cuda *c);
+
+/* Pids that exec'd since the last call (from the exec tracepoint), for
+ * the daemon to scan now and again shortly; returns how many were copied
+ * into pids (up to max). */
+int gr_cuda__take_execs(struct gr_cuda *c, int *pids, int max);
+
+/* Appends `drops` rows for what was lost since the last call. */
+void gr_cuda__report_drops(struct gr_cuda *c, int64_t now_ns);
+
+struct gr_cuda_stats {
+	uint64_t records, rows, files_attached, probes;
+	uint64_t named_launches, unnamed_launches, decode_errors;
+};
+void gr_cuda__stats(const struct gr_cuda *c, struct gr_cuda_stats *st);
+
+#endif

@@ -1,0 +1,234 @@
+/* cuda_apis.c - the table of hooked CUDA entry points.
+ *
+ * One row per exported symbol; ids are indices.  Argument indices count
+ * from 0 in the C prototype (x86-64: 0-5 in registers, 6-9 on the stack).
+ * Variants are listed explicitly (_v2, _ptsz for per-thread default
+ * streams, _ptds for per-thread default-stream synchronous calls): each is
+ * its own symbol in libcudart and libcuda, and applications reach all of
+ * them.  Sources: CUDA 13.0 cuda_runtime_api.h and cuda.h.
+ */
+#include <linux/types.h>
+
+#include "bpf/cuda.h"
+#include "recorder/cuda_apis.h"
+
+/* Entries start from BASE (every index -1) and override what they use. */
+#pragma GCC diagnostic ignored "-Woverride-init"
+
+#define N -1
+#define BASE .bytes = N, .bytes2 = N, .mul = 1, .kind = N, .stream = N, \
+	     .ptr = N, .out = N, .handle = N, .strct = N, .name = N
+
+#define LAUNCH(s, sh, st) { .sym = s, .shape = sh, BASE, .strct = st }
+#define CPY(s, b, b2, k, fk, str, as) { .sym = s, .shape = GR_SH_MEMCPY, BASE, \
+	.bytes = b, .bytes2 = b2, .kind = k, .fixed_kind = fk, .stream = str, \
+	.async = as }
+#define SET(s, b, b2, m, str, as) { .sym = s, .shape = GR_SH_MEMSET, BASE, \
+	.bytes = b, .bytes2 = b2, .mul = m, .stream = str, .async = as }
+#define ALLOC(s, o, b, b2) { .sym = s, .shape = GR_SH_ALLOC, BASE, .out = o, \
+	.bytes = b, .bytes2 = b2, .op = "alloc" }
+#define FREE(s) { .sym = s, .shape = GR_SH_FREE, BASE, .ptr = 0, .op = "free" }
+#define SYNC(s, str) { .sym = s, .shape = GR_SH_SYNC, BASE, .stream = str }
+#define GRAPH(s, o, op_, h, str, out_) { .sym = s, .shape = GR_SH_GRAPH, BASE, \
+	.op = op_, .handle = h, .stream = str, .out = out_ }
+#define NAME(s, o, h, nm) { .sym = s, .shape = GR_SH_NAME, BASE, .out = o, \
+	.handle = h, .name = nm }
+
+const struct gr_api gr_apis[] = {
+	/* Launches: cuda_kernel. */
+	LAUNCH("cudaLaunchKernel", GR_SH_LAUNCH_RT, N),
+	LAUNCH("cudaLaunchKernel_ptsz", GR_SH_LAUNCH_RT, N),
+	LAUNCH("cudaLaunchCooperativeKernel", GR_SH_LAUNCH_RT, N),
+	LAUNCH("cudaLaunchCooperativeKernel_ptsz", GR_SH_LAUNCH_RT, N),
+	LAUNCH("cudaLaunchKernelExC", GR_SH_LAUNCH_RT_EX, 0),
+	LAUNCH("cudaLaunchKernelExC_ptsz", GR_SH_LAUNCH_RT_EX, 0),
+	LAUNCH("cuLaunchKernel", GR_SH_LAUNCH_DRV, N),
+	LAUNCH("cuLaunchKernel_ptsz", GR_SH_LAUNCH_DRV, N),
+	LAUNCH("cuLaunchCooperativeKernel", GR_SH_LAUNCH_DRV, N),
+	LAUNCH("cuLaunchCooperativeKernel_ptsz", GR_SH_LAUNCH_DRV, N),
+	LAUNCH("cuLaunchKernelEx", GR_SH_LAUNCH_DRV_EX, 0),
+	LAUNCH("cuLaunchKernelEx_ptsz", GR_SH_LAUNCH_DRV_EX, 0),
+
+	/* Copies: cuda_memcpy.  cudaMemcpy(dst, src, count, kind). */
+	CPY("cudaMemcpy", 2, N, 3, 0, N, 0),
+	CPY("cudaMemcpy_ptds", 2, N, 3, 0, N, 0),
+	CPY("cudaMemcpyAsync", 2, N, 3, 0, 4, 1),
+	CPY("cudaMemcpyAsync_ptsz", 2, N, 3, 0, 4, 1),
+	/* cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind) */
+	CPY("cudaMemcpy2D", 4, 5, 6, 0, N, 0),
+	CPY("cudaMemcpy2D_ptds", 4, 5, 6, 0, N, 0),
+	CPY("cudaMemcpy2DAsync", 4, 5, 6, 0, 7, 1),
+	CPY("cudaMemcpy2DAsync_ptsz", 4, 5, 6, 0, 7, 1),
+	{ .sym = "cudaMemcpy3D", .shape = GR_SH_MEMCPY_3D, BASE, .strct = 0,
+	  .strct_off = 128 },
+	{ .sym = "cudaMemcpy3D_ptds", .shape = GR_SH_MEMCPY_3D, BASE,
+	  .strct = 0, .strct_off = 128 },
+	{ .sym = "cudaMemcpy3DAsync", .shape = GR_SH_MEMCPY_3D, BASE,
+	  .strct = 0, .strct_off = 128, .stream = 1, .async = 1 },
+	{ .sym = "cudaMemcpy3DAsync_ptsz", .shape = GR_SH_MEMCPY_3D, BASE,
+	  .strct = 0, .strct_off = 128, .stream = 1, .async = 1 },
+	/* cudaMemcpyPeer(dst, dstDev, src, srcDev, count) */
+	CPY("cudaMemcpyPeer", 4, N, N, GR_K_P2P, N, 0),
+	CPY("cudaMemcpyPeerAsync", 4, N, N, GR_K_P2P, 5, 1),
+	/* cudaMemcpyToSymbol(symbol, src, count, offset, kind) */
+	CPY("cudaMemcpyToSymbol", 2, N, 4, 0, N, 0),
+	CPY("cudaMemcpyToSymbol_ptds", 2, N, 4, 0, N, 0),
+	CPY("cudaMemcpyFromSymbol", 2, N, 4, 0, N, 0),
+	CPY("cudaMemcpyFromSymbol_ptds", 2, N, 4, 0, N, 0),
+	CPY("cudaMemcpyToSymbolAsync", 2, N, 4, 0, 5, 1),
+	CPY("cudaMemcpyToSymbolAsync_ptsz", 2, N, 4, 0, 5, 1),
+	CPY("cudaMemcpyFromSymbolAsync", 2, N, 4, 0, 5, 1),
+	CPY("cudaMemcpyFromSymbolAsync_ptsz", 2, N, 4, 0, 5, 1),
+	/* Driver: cuMemcpyHtoD_v2(dst, src, bytes), …Async(…, stream). */
+	CPY("cuMemcpy", 2, N, N, GR_K_DEFAULT, N, 0),
+	CPY("cuMemcpy_ptds", 2, N, N, GR_K_DEFAULT, N, 0),
+	CPY("cuMemcpyAsync", 2, N, N, GR_K_DEFAULT, 3, 1),
+	CPY("cuMemcpyAsync_ptsz", 2, N, N, GR_K_DEFAULT, 3, 1),
+	CPY("cuMemcpyHtoD_v2", 2, N, N, GR_K_H2D, N, 0),
+	CPY("cuMemcpyHtoD_v2_ptds", 2, N, N, GR_K_H2D, N, 0),
+	CPY("cuMemcpyDtoH_v2", 2, N, N, GR_K_D2H, N, 0),
+	CPY("cuMemcpyDtoH_v2_ptds", 2, N, N, GR_K_D2H, N, 0),
+	CPY("cuMemcpyDtoD_v2", 2, N, N, GR_K_D2D, N, 0),
+	CPY("cuMemcpyDtoD_v2_ptds", 2, N, N, GR_K_D2D, N, 0),
+	CPY("cuMemcpyHtoDAsync_v2", 2, N, N, GR_K_H2D, 3, 1),
+	CPY("cuMemcpyHtoDAsync_v2_ptsz", 2, N, N, GR_K_H2D, 3, 1),
+	CPY("cuMemcpyDtoHAsync_v2", 2, N, N, GR_K_D2H, 3, 1),
+	CPY("cuMemcpyDtoHAsync_v2_ptsz", 2, N, N, GR_K_D2H, 3, 1),
+	CPY("cuMemcpyDtoDAsync_v2", 2, N, N, GR_K_D2D, 3, 1),
+	CPY("cuMemcpyDtoDAsync_v2_ptsz", 2, N, N, GR_K_D2D, 3, 1),
+	/* cuMemcpyPeer(dst, dstCtx, src, srcCtx, bytes) */
+	CPY("cuMemcpyPeer", 4, N, N, GR_K_P2P, N, 0),
+	CPY("cuMemcpyPeer_ptds", 4, N, N, GR_K_P2P, N, 0),
+	CPY("cuMemcpyPeerAsync", 4, N, N, GR_K_P2P, 5, 1),
+	CPY("cuMemcpyPeerAsync_ptsz", 4, N, N, GR_K_P2P, 5, 1),
+	{ .sym = "cuMemcpy2D_v2", .shape = GR_SH_MEMCPY_2D_DRV, BASE,
+	  .strct = 0, .strct_off = 112 },
+	{ .sym = "cuMemcpy2D_v2_ptds", .shape = GR_SH_MEMCPY_2D_DRV, BASE,
+	  .strct = 0, .strct_off = 112 },
+	{ .sym = "cuMemcpy2DAsync_v2", .shape = GR_SH_MEMCPY_2D_DRV, BASE,
+	  .strct = 0, .strct_off = 112, .stream = 1, .async = 1 },
+	{ .sym = "cuMemcpy2DAsync_v2_ptsz", .shape = GR_SH_MEMCPY_2D_DRV, BASE,
+	  .strct = 0, .strct_off = 112, .stream = 1, .async = 1 },
+
+	/* Sets: cuda_memset.  cudaMemset(ptr, value, count). */
+	SET("cudaMemset", 2, N, 1, N, 0),
+	SET("cudaMemset_ptds", 2, N, 1, N, 0),
+	SET("cudaMemsetAsync", 2, N, 1, 3, 1),
+	SET("cudaMemsetAsync_ptsz", 2, N, 1, 3, 1),
+	/* cudaMemset2D(ptr, pitch, value, width, height) */
+	SET("cudaMemset2D", 3, 4, 1, N, 0),
+	SET("cudaMemset2D_ptds", 3, 4, 1, N, 0),
+	SET("cudaMemset2DAsync", 3, 4, 1, 5, 1),
+	SET("cudaMemset2DAsync_ptsz", 3, 4, 1, 5, 1),
+	/* cuMemsetD8_v2(dst, value, N elements) */
+	SET("cuMemsetD8_v2", 2, N, 1, N, 0),
+	SET("cuMemsetD8_v2_ptds", 2, N, 1, N, 0),
+	SET("cuMemsetD16_v2", 2, N, 2, N, 0),
+	SET("cuMemsetD16_v2_ptds", 2, N, 2, N, 0),
+	SET("cuMemsetD32_v2", 2, N, 4, N, 0),
+	SET("cuMemsetD32_v2_ptds", 2, N, 4, N, 0),
+	SET("cuMemsetD8Async", 2, N, 1, 3, 1),
+	SET("cuMemsetD8Async_ptsz", 2, N, 1, 3, 1),
+	SET("cuMemsetD16Async", 2, N, 2, 3, 1),
+	SET("cuMemsetD16Async_ptsz", 2, N, 2, 3, 1),
+	SET("cuMemsetD32Async", 2, N, 4, 3, 1),
+	SET("cuMemsetD32Async_ptsz", 2, N, 4, 3, 1),
+
+	/* Allocations: cuda_mem.  cudaMalloc(void **p, size). */
+	ALLOC("cudaMalloc", 0, 1, N),
+	ALLOC("cudaMallocAsync", 0, 1, N),
+	ALLOC("cudaMallocAsync_ptsz", 0, 1, N),
+	ALLOC("cudaMallocFromPoolAsync", 0, 1, N),
+	ALLOC("cudaMallocFromPoolAsync_ptsz", 0, 1, N),
+	ALLOC("cudaMallocHost", 0, 1, N),
+	ALLOC("cudaHostAlloc", 0, 1, N),
+	ALLOC("cudaMallocManaged", 0, 1, N),
+	/* cudaMallocPitch(void **p, size_t *pitch, width, height) */
+	ALLOC("cudaMallocPitch", 0, 2, 3),
+	FREE("cudaFree"),
+	FREE("cudaFreeAsync"),
+	FREE("cudaFreeAsync_ptsz"),
+	FREE("cudaFreeHost"),
+	ALLOC("cuMemAlloc_v2", 0, 1, N),
+	ALLOC("cuMemAllocAsync", 0, 1, N),
+	ALLOC("cuMemAllocAsync_ptsz", 0, 1, N),
+	ALLOC("cuMemAllocFromPoolAsync", 0, 1, N),
+	ALLOC("cuMemAllocFromPoolAsync_ptsz", 0, 1, N),
+	ALLOC("cuMemAllocHost_v2", 0, 1, N),
+	ALLOC("cuMemHostAlloc", 0, 1, N),
+	ALLOC("cuMemAllocManaged", 0, 1, N),
+	/* cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, width, height, elem) */
+	ALLOC("cuMemAllocPitch_v2", 0, 2, 3),
+	FREE("cuMemFree_v2"),
+	FREE("cuMemFreeAsync"),
+	FREE("cuMemFreeAsync_ptsz"),
+	FREE("cuMemFreeHost"),
+
+	/* Synchronizations: cuda_sync. */
+	SYNC("cudaDeviceSynchronize", N),
+	SYNC("cudaStreamSynchronize", 0),
+	SYNC("cudaStreamSynchronize_ptsz", 0),
+	SYNC("cudaEventSynchronize", 0),
+	SYNC("cuCtxSynchronize", N),
+	SYNC("cuCtxSynchronize_v2", N),
+	SYNC("cuStreamSynchronize", 0),
+	SYNC("cuStreamSynchronize_ptsz", 0),
+	SYNC("cuEventSynchronize", 0),
+
+	/* Graphs: cuda_graph.  GRAPH(sym, _, op, handle arg, stream arg,
+	 * out arg): handle is the graph for capture/instantiate/destroy, the
+	 * executable graph for launch/exec-destroy. */
+	GRAPH("cudaStreamBeginCapture", 0, "capture_begin", N, 0, N),
+	GRAPH("cudaStreamBeginCapture_ptsz", 0, "capture_begin", N, 0, N),
+	GRAPH("cudaStreamEndCapture", 0, "capture_end", N, 0, 1),
+	GRAPH("cudaStreamEndCapture_ptsz", 0, "capture_end", N, 0, 1),
+	GRAPH("cudaGraphInstantiate", 0, "instantiate", 1, N, 0),
+	GRAPH("cudaGraphInstantiateWithFlags", 0, "instantiate", 1, N, 0),
+	GRAPH("cudaGraphInstantiateWithParams", 0, "instantiate", 1, N, 0),
+	GRAPH("cudaGraphInstantiateWithParams_ptsz", 0, "instantiate", 1, N, 0),
+	GRAPH("cudaGraphLaunch", 0, "launch", 0, 1, N),
+	GRAPH("cudaGraphLaunch_ptsz", 0, "launch", 0, 1, N),
+	GRAPH("cudaGraphExecDestroy", 0, "destroy", 0, N, N),
+	GRAPH("cudaGraphDestroy", 0, "destroy", 0, N, N),
+	GRAPH("cuStreamBeginCapture_v2", 0, "capture_begin", N, 0, N),
+	GRAPH("cuStreamBeginCapture_v2_ptsz", 0, "capture_begin", N, 0, N),
+	GRAPH("cuStreamEndCapture", 0, "capture_end", N, 0, 1),
+	GRAPH("cuStreamEndCapture_ptsz", 0, "capture_end", N, 0, 1),
+	GRAPH("cuGraphInstantiateWithFlags", 0, "instantiate", 1, N, 0),
+	GRAPH("cuGraphInstantiateWithParams", 0, "instantiate", 1, N, 0),
+	GRAPH("cuGraphInstantiateWithParams_ptsz", 0, "instantiate", 1, N, 0),
+	GRAPH("cuGraphLaunch", 0, "launch", 0, 1, N),
+	GRAPH("cuGraphLaunch_ptsz", 0, "launch", 0, 1, N),
+	GRAPH("cuGraphExecDestroy", 0, "destroy", 0, N, N),
+	GRAPH("cuGraphDestroy", 0, "destroy", 0, N, N),
+
+	/* Names, learned at load time: cuModuleGetFunction(CUfunction *f,
+	 * CUmodule m, const char *name), cuLibraryGetKernel(CUkernel *k,
+	 * CUlibrary l, const char *name), cuKernelGetFunction(CUfunction *f,
+	 * CUkernel k), __cudaRegisterFunction(handle, hostFun, deviceFun,
+	 * …): hostFun is the stub cudaLaunchKernel is later given. */
+	NAME("cuModuleGetFunction", 0, N, 2),
+	NAME("cuLibraryGetKernel", 0, N, 2),
+	NAME("cuKernelGetFunction", 0, 1, N),
+	NAME("__cudaRegisterFunction", N, 1, 2),
+};
+
+const int gr_napis = sizeof(gr_apis) / sizeof(gr_apis[0]);
+
+uint64_t gr_api__cookie(int id)
+{
+	const struct gr_api *a = &gr_apis[id];
+	uint64_t c = (uint64_t)id | 1ull << 16; /* group 1: CUDA */
+	if (a->strct >= 0)
+		c |= (uint64_t)(a->strct + 1) << 20 |
+		     (uint64_t)(a->strct_off / 8) << 24;
+	if (a->out >= 0)
+		c |= (uint64_t)(a->out + 1) << 32;
+	if (a->name >= 0)
+		c |= (uint64_t)(a->name + 1) << 36;
+	if (a->shape <= GR_SH_LAUNCH_DRV_EX)
+		c |= 1ull << 40;
+	if (a->shape == GR_SH_NAME)
+		c |= 1ull << 41; /* never folded into an outer call */
+	return c;
+}

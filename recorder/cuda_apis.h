@@ -1,0 +1,51 @@
+/* cuda_apis.h - the CUDA runtime and driver entry points gpurecd hooks,
+ * and how each call's arguments become a row (recorder/cuda_apis.c). */
+#ifndef GR_CUDA_APIS_H
+#define GR_CUDA_APIS_H
+
+#include <stdint.h>
+
+enum gr_api_shape {
+	GR_SH_LAUNCH_RT,     /* cudaLaunchKernel(func, grid, block, args, smem, stream) */
+	GR_SH_LAUNCH_RT_EX,  /* cudaLaunchKernelExC(config*, func, args) */
+	GR_SH_LAUNCH_DRV,    /* cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, …) */
+	GR_SH_LAUNCH_DRV_EX, /* cuLaunchKernelEx(config*, f, params, extra) */
+	GR_SH_MEMCPY,
+	GR_SH_MEMCPY_3D,     /* cudaMemcpy3D(parms*): extent and kind in the struct */
+	GR_SH_MEMCPY_2D_DRV, /* cuMemcpy2D(CUDA_MEMCPY2D*) */
+	GR_SH_MEMSET,
+	GR_SH_ALLOC,
+	GR_SH_FREE,
+	GR_SH_SYNC,
+	GR_SH_GRAPH,
+	GR_SH_NAME,          /* records a handle -> kernel name; a cuda_api row */
+};
+
+enum gr_memcpy_kind { GR_K_H2H, GR_K_H2D, GR_K_D2H, GR_K_D2D, GR_K_DEFAULT,
+		      GR_K_P2P, GR_K_FROM_ARG = 0xff };
+
+struct gr_api {
+	const char *sym;
+	uint8_t shape;
+	int8_t bytes, bytes2;  /* argument holding bytes (times bytes2), or -1 */
+	uint8_t mul;           /* element size (memset D16/D32) */
+	int8_t kind;           /* argument holding a cudaMemcpyKind, or -1 */
+	uint8_t fixed_kind;    /* enum gr_memcpy_kind when kind < 0 */
+	int8_t stream;         /* argument holding the stream, or -1 */
+	int8_t ptr;            /* free: argument holding the pointer */
+	int8_t out;            /* out-pointer argument read at return, or -1 */
+	int8_t handle;         /* graph/name: argument holding a handle, or -1 */
+	int8_t strct;          /* argument pointing at a struct, or -1 */
+	uint8_t strct_off;     /* offset copied from, bytes (multiple of 8) */
+	int8_t name;           /* C-string argument, or -1 */
+	uint8_t async;
+	const char *op;        /* cuda_mem / cuda_graph op */
+};
+
+extern const struct gr_api gr_apis[];
+extern const int gr_napis;
+
+/* The attach cookie for api id (bpf/cuda.h's layout). */
+uint64_t gr_api__cookie(int id);
+
+#endif

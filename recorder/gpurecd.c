@@ -1,0 +1,406 @@
+/* gpurecd.c - the recorder daemon: one libuv loop around the store.
+ *
+ * The loop owns everything, single-threaded: the CUDA probe family's ring
+ * buffer (its epoll fd on a uv_poll, drained as soon as records arrive),
+ * the flush timer (blocks, drops, the status file, the systemd watchdog),
+ * the discovery timer (processes that exec'd are scanned at once and again
+ * as they load libraries), SIGINT/SIGTERM and --duration (flush, seal,
+ * exit 0).  Writing a block is the only blocking work and runs once per
+ * flush interval; the ring buffer absorbs bursts meanwhile, and what does
+ * not fit is counted in `drops`, never waited for: a slow disk never
+ * stalls the traced processes.
+ *
+ * gpurecd opens no network socket: sd_notify uses an AF_UNIX datagram.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <bpf/libbpf.h>
+
+#include "recorder/config.h"
+#include "recorder/cuda.h"
+#include "store/store.h"
+
+#define GPUREC_VERSION "0.1.0"
+#define DEFAULT_CONFIG "/etc/gpurec/gpurec.conf"
+
+/* When an exec'd process is scanned again: libraries arrive by dlopen
+ * after exec, often seconds later (Python importing torch). */
+static const int rescan_ms[] = { 0, 20, 100, 500, 2000, 10000, 30000 };
+#define NRESCAN (int)(sizeof(rescan_ms) / sizeof(rescan_ms[0]))
+#define FULL_SCAN_MS 30000
+
+struct rescan {
+	int pid;
+	int step;
+	uint64_t due_ms;
+};
+
+static struct {
+	struct gr_config cfg;
+	struct gr_writer *w;
+	struct gr_cuda *cuda;
+	uv_loop_t *loop;
+	uv_poll_t cuda_poll;
+	uv_timer_t flush_timer, scan_timer, stop_timer;
+	uv_signal_t sigint, sigterm;
+	struct rescan *rescans;
+	int nrescans, rescans_cap;
+	uint64_t last_full_scan;
+	int64_t started_ns;
+	int64_t clock_offset_ns;
+	int watchdog;
+	int exit_code;
+	int stopping;
+} d;
+
+static void logf_(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "gpurecd: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void store_log(void *ctx, const char *line)
+{
+	(void)ctx;
+	logf_("%s", line);
+}
+
+static int libbpf_log(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	if (lvl == LIBBPF_DEBUG || (!d.cfg.verbose && lvl == LIBBPF_INFO))
+		return 0;
+	fprintf(stderr, "gpurecd: libbpf: ");
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- sd_notify over AF_UNIX, without libsystemd --------------------------- */
+
+static void sd_notify_(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (!path || !*path || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = 0; /* abstract namespace */
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				    strlen(path));
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		   len) < 0 && d.cfg.verbose)
+		logf_("sd_notify: %s", strerror(errno));
+	close(fd);
+}
+
+/* ---- status file ------------------------------------------------------------ */
+
+/* DIR/status.json: what `gpurec status` shows about the recorder. Written
+ * to a temporary file and renamed, so readers never see half of it. */
+static void write_status(const char *state)
+{
+	char path[4200], tmp[4300];
+	struct gr_writer_stats ws;
+	struct gr_cuda_stats cs = { 0 };
+	gr_writer__stats(d.w, &ws);
+	if (d.cuda)
+		gr_cuda__stats(d.cuda, &cs);
+	snprintf(path, sizeof(path), "%s/status.json", d.cfg.data_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "{\"state\":\"%s\",\"pid\":%d,\"version\":\"%s\","
+		"\"started_ns\":%" PRId64 ",\"updated_ns\":%" PRId64 ","
+		"\"segment\":\"%s\",\"events\":%" PRIu64 ",\"blocks\":%" PRIu64
+		",\"segments_sealed\":%" PRIu64 ",\"segments_deleted\":%" PRIu64
+		",\"disk_bytes\":%" PRIu64 ",\"cuda\":{\"enabled\":%s,"
+		"\"records\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"files\":%" PRIu64
+		",\"probes\":%" PRIu64 ",\"named_launches\":%" PRIu64
+		",\"unnamed_launches\":%" PRIu64 "}}\n", state, getpid(),
+		GPUREC_VERSION, d.started_ns, clock_ns(CLOCK_REALTIME),
+		gr_writer__segment_path(d.w), ws.events, ws.blocks, ws.segments,
+		ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
+		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
+		cs.unnamed_launches);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+	else
+		unlink(tmp);
+}
+
+/* ---- loop callbacks ----------------------------------------------------------- */
+
+static void on_cuda(uv_poll_t *h, int status, int events)
+{
+	(void)h;
+	(void)events;
+	if (status < 0)
+		return;
+	int n = gr_cuda__poll(d.cuda);
+	if (n < 0 && n != -EINTR)
+		logf_("cuda: ring buffer: %s", strerror(-n));
+}
+
+static void flush_all(void)
+{
+	if (d.cuda) {
+		gr_cuda__poll(d.cuda);
+		gr_cuda__report_drops(d.cuda, clock_ns(CLOCK_REALTIME));
+	}
+	int err = gr_writer__flush(d.w);
+	if (err)
+		logf_("flush to %s failed: %s", d.cfg.data_dir, strerror(-err));
+}
+
+static void on_flush(uv_timer_t *t)
+{
+	(void)t;
+	flush_all();
+	write_status("recording");
+	if (d.watchdog)
+		sd_notify_("WATCHDOG=1");
+}
+
+static void schedule_rescan(int pid, int step)
+{
+	if (step >= NRESCAN)
+		return;
+	if (d.nrescans == d.rescans_cap) {
+		int cap = d.rescans_cap ? d.rescans_cap * 2 : 64;
+		void *p = realloc(d.rescans, (size_t)cap * sizeof(*d.rescans));
+		if (!p)
+			return;
+		d.rescans = p;
+		d.rescans_cap = cap;
+	}
+	d.rescans[d.nrescans++] = (struct rescan){
+		pid, step, uv_now(d.loop) + (uint64_t)rescan_ms[step] };
+}
+
+static void on_scan(uv_timer_t *t)
+{
+	(void)t;
+	uint64_t now = uv_now(d.loop);
+	int pids[256], n;
+	if (!d.cuda)
+		return;
+	/* Draining first delivers the exec records waiting. */
+	gr_cuda__poll(d.cuda);
+	while ((n = gr_cuda__take_execs(d.cuda, pids, 256)) > 0)
+		for (int i = 0; i < n; i++)
+			schedule_rescan(pids[i], 0);
+	for (int i = 0; i < d.nrescans;) {
+		struct rescan r = d.rescans[i];
+		if (r.due_ms > now) {
+			i++;
+			continue;
+		}
+		d.rescans[i] = d.rescans[--d.nrescans];
+		if (gr_cuda__scan_pid(d.cuda, r.pid) != -ESRCH)
+			schedule_rescan(r.pid, r.step + 1);
+	}
+	if (now - d.last_full_scan >= FULL_SCAN_MS) {
+		gr_cuda__scan_all(d.cuda);
+		d.last_full_scan = now;
+	}
+}
+
+static void stop(const char *why)
+{
+	if (d.stopping)
+		return;
+	d.stopping = 1;
+	logf_("%s: flushing and sealing", why);
+	sd_notify_("STOPPING=1");
+	uv_stop(d.loop);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+	(void)s;
+	stop(signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+static void on_stop_timer(uv_timer_t *t)
+{
+	(void)t;
+	stop("--duration elapsed");
+}
+
+/* ---- setup ------------------------------------------------------------------ */
+
+/* journald's defaults: max-disk 10 %, keep-free 15 % of the file system,
+ * each capped at 4 GiB. */
+static void resolve_auto_sizes(void)
+{
+	struct statvfs sv;
+	if (statvfs(d.cfg.data_dir, &sv) < 0)
+		return;
+	uint64_t size = (uint64_t)sv.f_blocks * sv.f_frsize;
+	uint64_t cap = 4ull << 30;
+	if (!d.cfg.max_disk)
+		d.cfg.max_disk = size / 10 < cap ? size / 10 : cap;
+	if (!d.cfg.keep_free)
+		d.cfg.keep_free = size * 15 / 100 < cap ? size * 15 / 100 : cap;
+}
+
+/* Places where CUDA libraries live before any process maps them, so that
+ * processes started later are covered from their first call. */
+static void attach_known_paths(void)
+{
+	static const char *const globs[] = {
+		"/usr/local/cuda*/lib64/libcudart.so*",
+		"/usr/local/cuda*/targets/*/lib/libcudart.so*",
+		"/usr/lib/x86_64-linux-gnu/libcudart.so*",
+		"/usr/lib/x86_64-linux-gnu/libcuda.so*",
+		"/usr/lib64/libcuda.so*",
+		"/usr/local/nvidia/lib64/libcuda.so*",
+	};
+	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
+		char cmd[512];
+		snprintf(cmd, sizeof(cmd), "ls -1 %s 2>/dev/null", globs[i]);
+		FILE *p = popen(cmd, "r");
+		char line[4096];
+		while (p && fgets(line, sizeof(line), p)) {
+			line[strcspn(line, "\n")] = 0;
+			gr_cuda__attach_path(d.cuda, line);
+		}
+		if (p)
+			pclose(p);
+	}
+	for (int i = 0; i < d.cfg.ncuda_libs; i++) {
+		int r = gr_cuda__attach_path(d.cuda, d.cfg.cuda_libs[i]);
+		if (r < 0)
+			logf_("--cuda-lib %s: %s", d.cfg.cuda_libs[i],
+			      strerror(-r));
+		else if (r == 0)
+			logf_("--cuda-lib %s: no CUDA entry points found (or "
+			      "attached already)", d.cfg.cuda_libs[i]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char err[512];
+	if (gr_config__load(&d.cfg, argc, argv, DEFAULT_CONFIG, err,
+			    sizeof(err))) {
+		fprintf(stderr, "gpurecd: %s\n", err);
+		return 1;
+	}
+	if (d.cfg.help) {
+		gr_config__usage(stdout);
+		return 0;
+	}
+	if (d.cfg.version) {
+		printf("gpurecd %s\n", GPUREC_VERSION);
+		return 0;
+	}
+	if (d.cfg.check_config) {
+		gr_config__print(&d.cfg, stdout);
+		return 0;
+	}
+	libbpf_set_print(libbpf_log);
+	d.started_ns = clock_ns(CLOCK_REALTIME);
+	d.clock_offset_ns = d.started_ns - clock_ns(CLOCK_BOOTTIME);
+
+	struct gr_store_opts so = {
+		.dir = d.cfg.data_dir,
+		.segment_size = d.cfg.segment_size,
+		.segment_age_ns = d.cfg.segment_age_ns,
+		.log = store_log,
+	};
+	if (mkdir(d.cfg.data_dir, 0750) < 0 && errno != EEXIST) {
+		logf_("cannot create %s: %s", d.cfg.data_dir, strerror(errno));
+		return 1;
+	}
+	resolve_auto_sizes();
+	so.max_disk = d.cfg.max_disk;
+	so.keep_free = d.cfg.keep_free;
+	d.w = gr_writer__open(&so);
+	if (!d.w) {
+		logf_("cannot open the data directory %s: %s", d.cfg.data_dir,
+		      strerror(errno));
+		return errno == EBUSY ? 1 : 2;
+	}
+	logf_("recording to %s (segment %s, max-disk %" PRIu64 " MiB, "
+	      "keep-free %" PRIu64 " MiB)", d.cfg.data_dir,
+	      gr_writer__segment_path(d.w), d.cfg.max_disk >> 20,
+	      d.cfg.keep_free >> 20);
+
+	d.loop = uv_default_loop();
+	if (!d.cfg.no_cuda) {
+		struct gr_cuda_opts co = { .w = d.w, .log = logf_,
+					   .clock_offset_ns = d.clock_offset_ns,
+					   .verbose = d.cfg.verbose };
+		d.cuda = gr_cuda__open(&co);
+		if (d.cuda) {
+			attach_known_paths();
+			int n = gr_cuda__scan_all(d.cuda);
+			d.last_full_scan = uv_now(d.loop);
+			logf_("cuda: %d probes attached after scanning running "
+			      "processes", n);
+			uv_poll_init(d.loop, &d.cuda_poll, gr_cuda__fd(d.cuda));
+			uv_poll_start(&d.cuda_poll, UV_READABLE, on_cuda);
+			uv_timer_init(d.loop, &d.scan_timer);
+			uv_timer_start(&d.scan_timer, on_scan, 5, 5);
+		} else {
+			logf_("cuda: probe family disabled (see above); other "
+			      "families continue");
+		}
+	}
+	uint64_t flush_ms = (uint64_t)(d.cfg.flush_interval_ns / 1000000);
+	uv_timer_init(d.loop, &d.flush_timer);
+	uv_timer_start(&d.flush_timer, on_flush, flush_ms, flush_ms);
+	uv_signal_init(d.loop, &d.sigint);
+	uv_signal_start(&d.sigint, on_signal, SIGINT);
+	uv_signal_init(d.loop, &d.sigterm);
+	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+	if (d.cfg.duration_ns > 0) {
+		uv_timer_init(d.loop, &d.stop_timer);
+		uv_timer_start(&d.stop_timer, on_stop_timer,
+			       (uint64_t)(d.cfg.duration_ns / 1000000), 0);
+	}
+	d.watchdog = getenv("WATCHDOG_USEC") != NULL;
+	write_status("recording");
+	sd_notify_("READY=1");
+	logf_("ready");
+
+	uv_run(d.loop, UV_RUN_DEFAULT);
+
+	flush_all();
+	write_status("stopped");
+	gr_cuda__close(d.cuda);
+	int rc = gr_writer__close(d.w);
+	if (rc)
+		logf_("closing %s: %s", d.cfg.data_dir, strerror(-rc));
+	free(d.rescans);
+	gr_config__free(&d.cfg);
+	return rc ? 2 : 0;
+}

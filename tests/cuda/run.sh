@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# run.sh - gpurecd records a real CUDA program's runtime calls (root, eBPF).
+#
+# tests/cuda/calls.cu makes a known sequence of calls; without a GPU each
+# fails fast (cudaErrorInsufficientDriver, 35) but is made, with its real
+# arguments.  It runs three ways while gpurecd records: (a) cudart shared
+# from the toolkit, (b) nvcc's default static cudart, (c) a copy of
+# libcudart at a path gpurecd has never seen (a "venv"), started after
+# gpurecd.  Every row must come back exactly.
+#
+# Not root, no nvcc or no BPF: skipped with a reason, except under CI=true,
+# where that is a failure.
+set -uo pipefail
+GPUREC=${GPUREC:-build/gpurec}
+GPURECD=${GPURECD:-build/gpurecd}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+CUDA_LIB=${CUDA_LIB:-/usr/local/cuda/lib64}
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
+skip() {
+	if [ "${CI:-}" = true ]; then echo "FAIL cuda tests cannot run in CI: $1"; echo "0 passed, 1 failed"; exit 1; fi
+	echo "skip cuda tests: $1"; echo "0 passed, 0 failed, 1 skipped"; exit 0
+}
+[ "$(id -u)" = 0 ] || skip "not root"
+[ -x "$NVCC" ] || skip "no nvcc at $NVCC"
+[ -e /sys/kernel/btf/vmlinux ] || skip "no kernel BTF"
+
+T=$(mktemp -d /tmp/gpurec-cuda.XXXXXX)
+D="$T/data"
+cleanup() { [ -n "${dpid:-}" ] && kill "$dpid" 2>/dev/null; chattr -R -i "$T" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+
+# Build the program both ways (once per tree: cached under build/).
+mkdir -p build/cuda-tests
+for v in shared static; do
+	out=build/cuda-tests/calls_$v
+	if [ ! -x "$out" ] || [ tests/cuda/calls.cu -nt "$out" ]; then
+		flag=""; [ $v = shared ] && flag="-cudart shared"
+		"$NVCC" $flag -o "$out" tests/cuda/calls.cu 2>"$T/nvcc.log" ||
+			{ cat "$T/nvcc.log"; bad "nvcc $v" "build failed"; echo "$pass passed, $fail failed"; exit 1; }
+	fi
+done
+mkdir -p "$T/venv/lib"
+cp "$CUDA_LIB"/libcudart.so.13* "$T/venv/lib/"
+
+"$GPURECD" --data "$D" --flush-interval 100 --config /dev/null >"$T/gpurecd.log" 2>&1 &
+dpid=$!
+for _ in $(seq 100); do grep -q "gpurecd: ready" "$T/gpurecd.log" && break; sleep 0.1; done
+grep -q "gpurecd: ready" "$T/gpurecd.log" || { cat "$T/gpurecd.log"; skip "gpurecd did not start (BPF unavailable?)"; }
+
+# (a) shared cudart: attached at start from the toolkit's path.
+build/cuda-tests/calls_shared >"$T/a.out" & pa=$!; wait $pa
+# (b) static cudart: a new executable, found when it execs; it waits a
+#     moment first (see docs/recorder.md: discovery latency).
+build/cuda-tests/calls_static 0.7 >"$T/b.out" & pb=$!; wait $pb
+# (c) a libcudart copy gpurecd has never seen, in a process started now.
+LD_LIBRARY_PATH="$T/venv/lib" build/cuda-tests/calls_shared 0.7 >"$T/c.out" & pc=$!; wait $pc
+sleep 0.3
+kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
+eq "gpurecd exits 0 on SIGTERM" "$rc" 0
+grep -q "attached .*libcudart.*inode $(stat -L -c %i "$CUDA_LIB/libcudart.so.13"))" "$T/gpurecd.log" && ok "logs the toolkit's libcudart" || bad "attach log" "$(cat "$T/gpurecd.log")"
+grep -q "attached .* to $T/venv/lib/libcudart.so" "$T/gpurecd.log" && ok "logs the venv copy" || bad "venv attach log" "$(grep attached "$T/gpurecd.log")"
+grep -q "attached .*calls_static" "$T/gpurecd.log" && ok "logs the static executable" || bad "static attach log" "$(grep attached "$T/gpurecd.log")"
+
+q() { "$GPUREC" --data "$D" --format csv sql "$1" | tr -d '\r' | tail -n +2 | tr '\n' ' '; }
+for case in a:$pa b:$pb c:$pc; do
+	n=${case%%:*} pid=${case#*:}
+	eq "($n) launches: dims, smem, stream, names, api, ret" \
+		"$(q "SELECT count(*), grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, stream, kernel, kernel_mangled, api, ret FROM cuda_kernel WHERE pid = $pid GROUP BY kernel_mangled ORDER BY kernel_mangled")" \
+		'5,64,1,1,256,1,1,4096,4660,"saxpy(float*, float const*, float, int)",_Z5saxpyPfPKffi,cudaLaunchKernel,35 3,4,2,1,128,1,1,0,0,"scale(float*, float)",_Z5scalePff,cudaLaunchKernel,35 2,8,8,2,16,16,4,1024,0,"void ns::tiled<float, 16>(float*)",_ZN2nsL5tiledIfLi16EEEvPT_,cudaLaunchKernel,35 '
+	eq "($n) copies: bytes, kind, async, stream" \
+		"$(q "SELECT api, bytes, kind, async, stream, ret FROM cuda_memcpy WHERE pid = $pid ORDER BY ts")" \
+		"cudaMemcpy,4096,H2D,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,1048576,D2D,0,,35 cudaMemcpyAsync,65536,H2D,1,4660,35 "
+	eq "($n) memsets" \
+		"$(q "SELECT api, bytes, async, stream, ret FROM cuda_memset WHERE pid = $pid ORDER BY ts")" \
+		"cudaMemset,512,0,,35 cudaMemsetAsync,256,1,4660,35 "
+	eq "($n) allocations and frees" \
+		"$(q "SELECT api, op, bytes, ptr, ret FROM cuda_mem WHERE pid = $pid ORDER BY ts")" \
+		"cudaMalloc,alloc,1048576,,35 cudaMalloc,alloc,4096,,35 cudaFree,free,,0,35 cudaFree,free,,0,35 "
+	eq "($n) synchronizations" \
+		"$(q "SELECT api, stream, ret FROM cuda_sync WHERE pid = $pid ORDER BY ts")" \
+		"cudaDeviceSynchronize,,35 cudaStreamSynchronize,4660,35 "
+	eq "($n) cuda_api holds every call" \
+		"$(q "SELECT count(*), sum(dur > 0), min(comm) FROM cuda_api WHERE pid = $pid AND api NOT LIKE '\_\_cuda%' ESCAPE '\\'")" \
+		"23,23,calls_$([ $n = b ] && echo static || echo shared) "
+done
+eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
+"$GPUREC" --data "$D" verify >/dev/null 2>&1; eq "the recording verifies" "$?" 0
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
