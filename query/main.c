@@ -380,7 +380,20 @@ static int cmd_verify(struct opts *o)
 	if (o->argc)
 		die_user("verify takes no arguments");
 	for (int d = 0; d < o->ndata; d++) {
+		struct gr_catalog cat;
+		char *err = NULL;
+		if (gr_catalog__open(&cat, &o->data[d], 1, &err))
+			die_user("%s", err);
+		int empty = cat.nsegs == 0 && cat.manifests[0].n == 0;
+		gr_catalog__free(&cat);
+		if (empty)
+			die_user("no recording in %s (no segment files)",
+				 o->data[d]);
 		int n = gr_verify__dir(o->data[d], stdout, o->verbose);
+		if (n == -ENOMEM) {
+			fprintf(stderr, "gpurec: out of memory\n");
+			return EXIT_INTERNAL;
+		}
 		if (n < 0)
 			die_user("cannot read data directory %s: %s", o->data[d],
 				 strerror(-n));
@@ -459,7 +472,7 @@ int main(int argc, char **argv)
 	if (!o.data)
 		return EXIT_INTERNAL;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o.data[o.ndata++] = optarg;
@@ -502,6 +515,7 @@ int main(int argc, char **argv)
 			return 0;
 		case ':':
 			die_user("option %s needs a value", argv[optind - 1]);
+		case '?':
 		default:
 			if (optopt)
 				die_user("unknown option -%c (gpurec --help lists "

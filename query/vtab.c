@@ -13,9 +13,9 @@
  * (REAL, TEXT) exactly SQLite's.
  *
  * Segments are opened one at a time and closed when the scan moves on, so
- * thousands of files cost one descriptor.  Text results point into the
- * segment's dictionary; dictionaries of segments already passed are kept
- * until the cursor closes, so a value SQLite still holds stays valid.
+ * thousands of files cost one descriptor.  Text results are copied
+ * (SQLITE_TRANSIENT): SQLite keeps static values across xFilter calls (a
+ * max() over an IN list or a join), longer than any dictionary here lives.
  *
  * A segment that cannot be opened or read, or a block failing its
  * checksum, is skipped with one warning naming the file; the query
@@ -49,6 +49,7 @@ struct filt {
 
 struct grouped;
 static void grouped_free(struct grouped *g);
+static void grouped_segment_gone(struct grouped *g);
 
 struct retired {
 	const char **dict;
@@ -81,7 +82,7 @@ struct cursor {
 	int cmissing[GR_MAX_COLS];    /* column absent from this segment */
 	uint32_t cap;
 	uint32_t row, nrows;
-	int64_t rowid;
+	int64_t block_id;             /* of the current block in its segment */
 	int eof;
 
 	struct grouped *g;            /* non-NULL: emitting rows grouped */
@@ -188,6 +189,11 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 		enum gr_coltype ty = tab->cols[c->iColumn].type;
 		if (ty == GR_STR || (ty == GR_HOST && op != OP_EQ))
 			continue;
+		/* host = 'x' selects segments by exact bytes: only under
+		 * BINARY collation (NOCASE and friends stay SQLite's). */
+		if (ty == GR_HOST &&
+		    strcmp(sqlite3_vtab_collation(ii, i), "BINARY") != 0)
+			continue;
 		ii->aConstraintUsage[i].argvIndex = ++argi;
 		ii->aConstraintUsage[i].omit = 0;
 		if (c->iColumn == 0 && op != OP_NE)
@@ -239,6 +245,10 @@ static void retire_segment(struct cursor *c)
 	struct gr_segment *s = c->seg;
 	if (!s)
 		return;
+	/* The grouped scan's id map belongs to this segment; the next one
+	 * may be allocated at the same address. */
+	if (c->g)
+		grouped_segment_gone(c->g);
 	if (s->dict_loaded) {
 		if (c->nretired == c->retired_cap) {
 			int cap = c->retired_cap ? c->retired_cap * 2 : 16;
@@ -432,6 +442,7 @@ static int next_block(struct cursor *c)
 			continue;
 		}
 		q->blocks_read++;
+		c->block_id = b.id;
 		c->nrows = c->blk.nrows;
 		c->row = 0;
 		return 1;
@@ -457,6 +468,16 @@ static inline int row_passes(struct cursor *c, uint32_t r)
 		}
 	}
 	return 1;
+}
+
+/* A row's id must be the same in every scan that reaches it: SQLite's OR
+ * plan runs one scan per term and drops duplicates by rowid.  Member (4
+ * bits), catalog segment (19), block id in the segment (24), row (16). */
+static int64_t row_id(const struct cursor *c, uint32_t r)
+{
+	return (int64_t)((uint64_t)(c->mi & 0xf) << 59 |
+			 (uint64_t)(c->si & 0x7ffff) << 40 |
+			 (uint64_t)(c->block_id & 0xffffff) << 16 | (r & 0xffff));
 }
 
 /* Moves to the next passing row at or after the current position.
@@ -551,7 +572,9 @@ struct grouped {
 	int64_t *bv[GR_MAX_COLS];
 	uint8_t *bn[GR_MAX_COLS];
 	uint32_t *bgid, *bperm, *bstart;
-	uint64_t bcap, brows, bpos;
+	uint64_t *bfill;          /* rows placed per gid this batch */
+	int64_t *brow;            /* each buffered row's rowid */
+	uint64_t bcap, brows, bpos, bemit;
 	int emitting_batch;
 };
 
@@ -588,6 +611,8 @@ static void grouped_free(struct grouped *g)
 	free(g->bgid);
 	free(g->bperm);
 	free(g->bstart);
+	free(g->bfill);
+	free(g->brow);
 	free(g);
 }
 
@@ -674,6 +699,11 @@ static uint32_t gmap_get(struct grouped *g, int64_t iv, const char *s,
 	g->tab[j].hash = h;
 	g->tab[j].gid = id;
 	return id;
+}
+
+static void grouped_segment_gone(struct grouped *g)
+{
+	g->lmap_seg = NULL;
 }
 
 /* Points lmap at the current segment's dictionary. */
@@ -839,8 +869,10 @@ static int grouped_plan(struct cursor *c, struct grouped *g)
 		}
 		g->bgid = malloc(maxrows * sizeof(*g->bgid));
 		g->bperm = malloc(maxrows * sizeof(*g->bperm));
+		g->brow = malloc(maxrows * sizeof(*g->brow));
 		g->bstart = malloc(n * sizeof(*g->bstart));
-		if (!g->bgid || !g->bperm || !g->bstart)
+		g->bfill = malloc(n * sizeof(*g->bfill));
+		if (!g->bgid || !g->bperm || !g->bstart || !g->brow || !g->bfill)
 			return -ENOMEM;
 	}
 	g->pass = -1;
@@ -855,6 +887,7 @@ static int grouped_fill_batch(struct cursor *c, struct grouped *g, int p)
 	int rc;
 
 	memset(g->in_pass, 0, g->nplanned);
+	memset(g->bfill, 0, g->nplanned * sizeof(*g->bfill));
 	for (uint32_t k = from; k < to; k++)
 		g->in_pass[g->order[k]] = 1;
 	for (int i = 0; i < tab->ncols; i++)
@@ -869,8 +902,15 @@ static int grouped_fill_batch(struct cursor *c, struct grouped *g, int p)
 			return -ENOMEM;
 		if ((uint32_t)id >= g->nplanned || !g->in_pass[id])
 			continue;
+		/* The open segment may have grown since the count pass:
+		 * rows past the counted ones are left out, so the batch
+		 * never outgrows its buffers. */
+		if (g->bfill[id] >= g->count[id])
+			continue;
+		g->bfill[id]++;
 		uint64_t b = g->brows++;
 		g->bgid[b] = (uint32_t)id;
+		g->brow[b] = row_id(c, r);
 		for (int i = 0; i < tab->ncols; i++) {
 			if (!g->bv[i])
 				continue;
@@ -907,11 +947,12 @@ static int grouped_fill_batch(struct cursor *c, struct grouped *g, int p)
 	}
 	if (rc < 0)
 		return rc;
-	/* Counting sort of the batch's rows by group. */
+	/* Counting sort of the batch's rows by group, by the rows actually
+	 * placed (fewer than counted if a segment went away meanwhile). */
 	uint32_t sum = 0;
 	for (uint32_t k = from; k < to; k++) {
 		g->bstart[g->order[k]] = sum;
-		sum += (uint32_t)g->count[g->order[k]];
+		sum += (uint32_t)g->bfill[g->order[k]];
 	}
 	for (uint64_t b = 0; b < g->brows; b++)
 		g->bperm[g->bstart[g->bgid[b]]++] = (uint32_t)b;
@@ -1010,6 +1051,9 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 				c->host_eq = (const char *)sqlite3_value_text(v);
 			else if (sqlite3_value_type(v) == SQLITE_NULL)
 				c->never = 1;
+			/* --host and host = '…' both hold. */
+			if (c->host_eq && q->host && strcmp(c->host_eq, q->host))
+				c->never = 1;
 			continue;
 		}
 		if (sqlite3_value_type(v) == SQLITE_NULL) {
@@ -1039,7 +1083,6 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	if (group_col >= 0)
 		c->need |= 1ull << group_col;
 	c->cap = 0; /* need may have grown: reallocate lazily */
-	c->rowid = 0;
 	c->eof = 0;
 	scan_restart(c);
 	if (c->never || c->lo > c->hi) {
@@ -1069,7 +1112,6 @@ static int vt_next(sqlite3_vtab_cursor *cur)
 		c->g->bpos++;
 	else
 		c->row++;
-	c->rowid++;
 	return seek(c);
 }
 
@@ -1096,7 +1138,7 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		int64_t v = g->bv[i][b];
 		if (tab->cols[i].type == GR_STR || tab->cols[i].type == GR_HOST)
 			sqlite3_result_text(ctx, g->sval[v], (int)g->slen[v],
-					    SQLITE_STATIC);
+					    SQLITE_TRANSIENT);
 		else
 			sqlite3_result_int64(ctx, v);
 		return SQLITE_OK;
@@ -1118,7 +1160,7 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		const struct gr_segment *s = c->seg;
 		if (v > 0 && (uint64_t)v <= s->ndict && s->dict[v])
 			sqlite3_result_text(ctx, s->dict[v], (int)s->dict_len[v],
-					    SQLITE_STATIC);
+					    SQLITE_TRANSIENT);
 		return SQLITE_OK;
 	}
 	sqlite3_result_int64(ctx, v);
@@ -1127,7 +1169,11 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 
 static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
-	*rowid = ((struct cursor *)cur)->rowid;
+	struct cursor *c = (struct cursor *)cur;
+	if (c->g && c->g->emitting_batch)
+		*rowid = c->g->brow[c->g->bperm[c->g->bpos]];
+	else
+		*rowid = row_id(c, c->row);
 	return SQLITE_OK;
 }
 

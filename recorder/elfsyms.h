@@ -1,35 +1,69 @@
 /* elfsyms.h - function symbols of ELF files: where to attach uprobes, and
- * which function an address is in (kernel names from host stubs). */
+ * which function an address is in (kernel names from host stubs).
+ *
+ * An opened struct gr_elf is a read-only snapshot: the file is closed
+ * before gr_elf__open returns, and nothing here writes to the object
+ * afterwards, so any number of threads may query one at once.  Addresses
+ * ("vaddr") are always the ELF's own st_value / p_vaddr space, never a
+ * process's; gr_elf__off_to_vaddr converts from what /proc/PID/maps shows.
+ */
 #ifndef GR_ELFSYMS_H
 #define GR_ELFSYMS_H
 
 #include <stdint.h>
 
+/* An opened, parsed ELF: its function symbols (.dynsym and .symtab both),
+ * sorted by address and by name, and its PT_LOAD program headers. */
 struct gr_elf;
 
-/* Opens and indexes path.  Returns NULL with errno set (ENOEXEC for a file
- * that is not a 64-bit ELF). */
+/* Opens and indexes path (a /proc/PID/root/... or /proc/PID/map_files/...
+ * path works).  Returns NULL with errno set: ENOEXEC for a file that is not
+ * a 64-bit executable or shared object of this machine (x86-64), EISDIR for
+ * a directory, else open(2)'s or ENOMEM. */
 struct gr_elf *gr_elf__open(const char *path);
+
+/* Frees e; NULL is a no-op. */
 void gr_elf__close(struct gr_elf *e);
 
-/* Function symbols defined. */
+/* Returns the number of distinct (address, name) function symbols:
+ * STT_FUNC or STT_GNU_IFUNC, defined, st_value != 0. */
 int gr_elf__nfuncs(const struct gr_elf *e);
 
-/* Fills up to max distinct file offsets of functions named name; returns
- * how many there are (a static binary may hold two local ones). */
+/* Fills offs with up to max distinct file offsets of the functions called
+ * name (exactly, or as name@VERSION / name@@VERSION), in ascending order;
+ * returns how many it filled (at most max), 0 if none.  A static binary
+ * may hold several local functions of one name.  off = st_value - p_vaddr
+ * + p_offset of the PT_LOAD segment whose file image holds st_value. */
 int gr_elf__find(const struct gr_elf *e, const char *name, uint64_t *offs,
 		 int max);
 
-/* The function containing vaddr (ELF address space), or NULL; *off_in is
- * vaddr's offset into it. */
+/* Returns 1 if any of the n names has a file offset (gr_elf__find would
+ * find it), else 0. */
+int gr_elf__has_any(const struct gr_elf *e, const char *const *names, int n);
+
+/* Returns the name of the function containing vaddr, or NULL; sets
+ * *off_in = vaddr - st_value.  "Containing": the innermost symbol whose
+ * [st_value, st_value + st_size) holds vaddr; failing that, a size-0
+ * symbol that is the nearest one at or below vaddr in the same segment.
+ * Among aliases, global beats weak beats local.  The string lives as long
+ * as e. */
 const char *gr_elf__symbolize(const struct gr_elf *e, uint64_t vaddr,
 			      uint64_t *off_in);
 
-/* File offset to ELF address through the PT_LOAD headers: 0 or -ENOENT. */
+/* Converts a file offset (address - map start + map offset, as in
+ * /proc/PID/maps) to a vaddr through the PT_LOAD headers.  Returns 0 on
+ * success, -ENOENT if no segment's file image holds off. */
 int gr_elf__off_to_vaddr(const struct gr_elf *e, uint64_t off,
 			 uint64_t *vaddr);
 
-/* Demangles an Itanium C++ name; malloc'd, or NULL if it is not one. */
+/* Returns the GNU build id as lowercase hex, or NULL if there is none.
+ * The string lives as long as e. */
+const char *gr_elf__build_id(const struct gr_elf *e);
+
+/* Demangles an Itanium C++ name ("_Z5saxpyPfPKffi" -> "saxpy(float*, float
+ * const*, float, int)"); a @VERSION suffix is kept as is.  Returns a
+ * malloc'd string, or NULL if name is not mangled or does not demangle
+ * (callers keep the mangled one). */
 char *gr_demangle(const char *mangled);
 
 #endif

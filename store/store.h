@@ -77,6 +77,8 @@ struct gr_writer_stats {
 	uint64_t segments;     /* sealed since open */
 	uint64_t deleted;      /* removed by retention since open */
 	uint64_t disk_bytes;   /* segment bytes in the directory now */
+	uint64_t dropped;      /* events given up: their block could not be
+				* written */
 };
 void gr_writer__stats(const struct gr_writer *w, struct gr_writer_stats *st);
 

@@ -451,20 +451,42 @@ static int segment_seal(struct gr_writer *w)
 	char line[1024], hex[65];
 	uint8_t sha[32];
 
-	sqlite3_finalize(w->ins_block);
-	sqlite3_finalize(w->ins_dict);
-	w->ins_block = w->ins_dict = NULL;
 	if (w->seg_ts_min > w->seg_ts_max)
 		w->seg_ts_min = w->seg_ts_max = 0;
+	/* Folding the WAL back needs every reader (a running gpurec) to
+	 * let go: wait a little, and if one holds on, undo the seal marks
+	 * and keep writing this segment; the next rotation retries.  A
+	 * segment is never half sealed, and the chain never forks. */
+	sqlite3_busy_timeout(w->db, 3000);
 	if (exec_sql(w, "BEGIN") ||
 	    meta_set(w, "sealed", NULL, 1, 1) ||
 	    meta_set(w, "start_ts", NULL, w->seg_ts_min, 1) ||
 	    meta_set(w, "end_ts", NULL, w->seg_ts_max, 1) ||
 	    meta_set(w, "events", NULL, (int64_t)w->seg_events, 1) ||
 	    meta_set(w, "sealed_ns", NULL, now_ns(CLOCK_REALTIME), 1) ||
-	    exec_sql(w, "COMMIT") ||
-	    exec_sql(w, "PRAGMA journal_mode=DELETE"))
-		err = -EIO;
+	    exec_sql(w, "COMMIT")) {
+		exec_sql(w, "ROLLBACK");
+		sqlite3_busy_timeout(w->db, 0);
+		return -EIO;
+	}
+	sqlite3_stmt *jm = NULL;
+	const char *mode = NULL;
+	if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &jm,
+			       NULL) == SQLITE_OK &&
+	    sqlite3_step(jm) == SQLITE_ROW)
+		mode = (const char *)sqlite3_column_text(jm, 0);
+	int folded = mode && strcmp(mode, "delete") == 0;
+	sqlite3_finalize(jm);
+	if (!folded) {
+		meta_set(w, "sealed", NULL, 0, 1);
+		sqlite3_busy_timeout(w->db, 0);
+		wlog(w, "cannot seal %s now: a reader holds it; writing on and "
+		     "retrying at the next rotation", w->seg_path);
+		return -EBUSY;
+	}
+	sqlite3_finalize(w->ins_block);
+	sqlite3_finalize(w->ins_dict);
+	w->ins_block = w->ins_dict = NULL;
 	if (sqlite3_close(w->db) != SQLITE_OK) {
 		wlog(w, "%s: close: %s", w->seg_path, sqlite3_errmsg(w->db));
 		err = -EIO;
@@ -546,18 +568,23 @@ static void retention(struct gr_writer *w)
 		struct sealed victim = w->sealed[0];
 		char path[4200], line[512];
 		snprintf(path, sizeof(path), "%s/%s", w->dir, victim.name);
-		set_immutable(path, 0);
-		if (unlink(path) < 0 && errno != ENOENT) {
-			wlog(w, "retention: cannot delete %s: %s", path,
-			     strerror(errno));
-			break;
-		}
-		memmove(w->sealed, w->sealed + 1,
-			(size_t)(--w->nsealed) * sizeof(*w->sealed));
+		/* The manifest says so first: a crash in between leaves a
+		 * logged deletion, never an unexplained missing segment. */
 		snprintf(line, sizeof(line),
 			 "delete %s reason=%s at=%" PRId64 " bytes=%" PRIu64 "\n",
 			 victim.name, why, now_ns(CLOCK_REALTIME), victim.bytes);
-		append_manifest(w, line);
+		int err = append_manifest(w, line);
+		if (err) {
+			wlog(w, "retention: cannot log the deletion of %s (%s); "
+			     "keeping it", path, strerror(-err));
+			break;
+		}
+		set_immutable(path, 0);
+		if (unlink(path) < 0 && errno != ENOENT)
+			wlog(w, "retention: cannot delete %s: %s", path,
+			     strerror(errno));
+		memmove(w->sealed, w->sealed + 1,
+			(size_t)(--w->nsealed) * sizeof(*w->sealed));
 		w->st.deleted++;
 		wlog(w, "retention (%s): deleted %s (%" PRIu64 " bytes)", why,
 		     victim.name, victim.bytes);
@@ -619,6 +646,16 @@ static const uint32_t *group_by_thread(struct gr_writer *w, struct tabbuf *tb)
 	return w->perm;
 }
 
+static void tab_reset(struct gr_writer *w, struct tabbuf *tb)
+{
+	for (int j = 0; j < tb->nstored; j++)
+		if (tb->cols[j].nulls)
+			memset(tb->cols[j].nulls, 0, (w->o.block_rows + 7) / 8);
+	tb->n = 0;
+	tb->ts_min = INT64_MAX;
+	tb->ts_max = INT64_MIN;
+}
+
 static int write_block(struct gr_writer *w, int t)
 {
 	struct tabbuf *tb = &w->tabs[t];
@@ -678,12 +715,7 @@ static int write_block(struct gr_writer *w, int t)
 		w->seg_ts_min = tb->ts_min;
 	if (tb->ts_max > w->seg_ts_max)
 		w->seg_ts_max = tb->ts_max;
-	for (int j = 0; j < tb->nstored; j++)
-		if (tb->cols[j].nulls)
-			memset(tb->cols[j].nulls, 0, (w->o.block_rows + 7) / 8);
-	tb->n = 0;
-	tb->ts_min = INT64_MAX;
-	tb->ts_max = INT64_MIN;
+	tab_reset(w, tb);
 	return 0;
 }
 
@@ -693,8 +725,21 @@ int gr_writer__append(struct gr_writer *w, int t, const int64_t *vals,
 	if (t < 0 || t >= GR_NTABLES || !(gr_tables[t].flags & GR_TF_EVENT))
 		return -EINVAL;
 	struct tabbuf *tb = &w->tabs[t];
-	uint32_t n = tb->n;
 
+	if (tb->n >= w->o.block_rows) {
+		/* A full buffer whose block could not be written (disk
+		 * full, I/O error): try once more, else give its events up,
+		 * counted, rather than grow past the buffer. */
+		int err = write_block(w, t);
+		if (err) {
+			w->st.dropped += tb->n;
+			wlog(w, "dropping %u %s events: their block cannot be "
+			     "written (%s)", tb->n, gr_tables[t].name,
+			     strerror(-err));
+			tab_reset(w, tb);
+		}
+	}
+	uint32_t n = tb->n;
 	for (int k = 0; k < tb->nstr; k++) {
 		int ci = tb->colidx[tb->strcols[k]];
 		if (!(nullmask >> ci & 1) &&
@@ -762,6 +807,11 @@ static int rotate(struct gr_writer *w)
 		return 0;
 	}
 	int err = segment_seal(w);
+	if (err == -EBUSY || (err && w->db)) {
+		/* Still open and intact: keep writing it. */
+		w->seg_opened_mono = now_ns(CLOCK_MONOTONIC);
+		return 0;
+	}
 	if (w->ndict > DICT_CAP_STRINGS || w->dict_bytes > DICT_CAP_BYTES)
 		dict_reset(w);
 	int err2 = segment_create(w);
@@ -811,24 +861,27 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Reads the metadata a crashed segment has, so its seal line is right. */
-static void recover_meta(struct gr_writer *w)
+/* Reads what a crashed segment holds, so its seal line is right.
+ * Returns 0, or -EIO if it cannot be read (then it is left alone). */
+static int recover_meta(struct gr_writer *w)
 {
 	sqlite3_stmt *st;
+	int rc;
 	w->seg_events = 0;
 	w->seg_ts_min = INT64_MAX;
 	w->seg_ts_max = INT64_MIN;
 	if (sqlite3_prepare_v2(w->db, "SELECT sum(count), min(ts_min),"
 				      " max(ts_max) FROM blocks", -1, &st,
-			       NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW &&
-		    sqlite3_column_type(st, 0) != SQLITE_NULL) {
-			w->seg_events = (uint64_t)sqlite3_column_int64(st, 0);
-			w->seg_ts_min = sqlite3_column_int64(st, 1);
-			w->seg_ts_max = sqlite3_column_int64(st, 2);
-		}
-		sqlite3_finalize(st);
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		w->seg_events = (uint64_t)sqlite3_column_int64(st, 0);
+		w->seg_ts_min = sqlite3_column_int64(st, 1);
+		w->seg_ts_max = sqlite3_column_int64(st, 2);
 	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
 /* Seals segments left unsealed by a crash and loads the sealed list. */
@@ -897,7 +950,14 @@ static int scan_dir(struct gr_writer *w)
 			w->db = NULL;
 			continue;
 		}
-		recover_meta(w);
+		if (recover_meta(w)) {
+			wlog(w, "recovery: %s cannot be read (%s); left as is, "
+				"outside the chain", w->seg_path,
+			     sqlite3_errmsg(w->db));
+			sqlite3_close(w->db);
+			w->db = NULL;
+			continue;
+		}
 		if (!w->seg_events) {
 			wlog(w, "recovery: removing %s, left open and empty by "
 				"an earlier run", names[i]);
@@ -1044,6 +1104,14 @@ int gr_writer__close(struct gr_writer *w)
 	if (w->db) {
 		err = gr_writer__flush(w);
 		int e2 = w->seg_events ? segment_seal(w) : segment_discard(w);
+		if (w->db) {
+			/* Not sealed (a reader held it): the next writer's
+			 * recovery seals it, as the newest segment. */
+			sqlite3_finalize(w->ins_block);
+			sqlite3_finalize(w->ins_dict);
+			sqlite3_close(w->db);
+			w->db = NULL;
+		}
 		err = err ? err : e2;
 	}
 	for (int t = 0; t < GR_NTABLES; t++)

@@ -149,6 +149,8 @@ user_error "missing data dir" "cannot read data directory $T/none" --data "$T/no
 mkdir "$T/empty"
 user_error "empty data dir" "no recording in $T/empty" --data "$T/empty" sql "SELECT 1"
 user_error "schema of unknown table" "no table 'nope'" schema nope
+user_error "verify with no recording" "no recording in $T/empty" --data "$T/empty" verify
+user_error "option without its value" "option --data needs a value" sql "SELECT 1" --data
 [ ! -e "$T/x.db" ] && ok "ATTACH created no file" || bad "ATTACH" "file created"
 
 # --- tables and schema ----------------------------------------------------
@@ -189,6 +191,22 @@ eq "two --data dirs merge with host" \
 eq "--host selects one" "$(q --data "$A" --data "$B" --host beta sql 'SELECT count(*) FROM cuda_kernel')" 30000
 eq "WHERE host selects one" "$(q --data "$A" --data "$B" sql "SELECT count(*) FROM offcpu WHERE host = 'beta'")" 30000
 eq "offcpu NULLs kept" "$(q --data "$B" sql "SELECT count(*) FROM offcpu WHERE waker_pid IS NULL")" 6000
+
+# Regressions found in review: group ids per segment, stable rowids for
+# OR plans, text that outlives a filter, --host with host = '…'.
+eq "GROUP BY host over two directories" \
+	"$(q --data "$A" --data "$B" sql "SELECT group_concat(h, ' ') FROM (SELECT host || ':' || count(*) AS h FROM cuda_kernel GROUP BY host)")" \
+	"alpha:100000 beta:30000"
+eq "OR of two ts ranges keeps every row" \
+	"$(q --data "$A" sql "SELECT count(*) FROM cuda_kernel WHERE ts < $((S_NS + 5000000000)) OR ts > $((S_NS + 95000000000))")" 9999
+eq "OR of ts and pid keeps every row" \
+	"$(q --data "$A" sql "SELECT count(*) FROM cuda_kernel WHERE ts < $((S_NS + 5000000000)) OR pid = 41000")" 28750
+eq "max(text) over an IN list (one scan per value)" \
+	"$(q --data "$A" sql "SELECT max(kernel) = (SELECT max(kernel) FROM cuda_kernel WHERE +pid IN (41000, 41051)) FROM cuda_kernel WHERE pid IN (41000, 41051)")" 1
+eq "--host and host = '…' both apply" \
+	"$(q --data "$A" --data "$B" --host alpha sql "SELECT count(*) FROM cuda_kernel WHERE host = 'beta'")" 0
+eq "host = '…' COLLATE NOCASE is SQLite's" \
+	"$(q --data "$A" --data "$B" sql "SELECT count(*) FROM cuda_kernel WHERE host = 'BETA' COLLATE NOCASE")" 30000
 
 # --- verify -------------------------------------------------------------
 V="$T/v"

@@ -513,7 +513,90 @@ TEST(rotation_by_age)
 	free(dir);
 }
 
-TEST_MAIN(TEST_ENTRY(one_writer_per_directory) TEST_ENTRY(rotation_by_age)
+/* A reader holding the open segment (a running gpurec) must not make a
+ * rotation half-seal it: the writer keeps going and seals it later. */
+TEST(seal_waits_for_readers)
+{
+	char *dir = tmpdir();
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	int64_t v[GR_MAX_COLS] = { 0 };
+	v[GR_runq_comm] = gr_writer__intern(w, "t", 1);
+	for (int i = 0; i < 100; i++) {
+		v[GR_runq_ts] = 1795000000000000000 + i;
+		CHECK_EQ_INT(gr_writer__append(w, GR_T_runq, v, 0), 0);
+	}
+	CHECK_EQ_INT(gr_writer__flush(w), 0);
+	sqlite3 *r;
+	char *uri = sqlite3_mprintf("file:%s?mode=ro", gr_writer__segment_path(w));
+	CHECK_EQ_INT(sqlite3_open_v2(uri, &r, SQLITE_OPEN_READONLY |
+				     SQLITE_OPEN_URI, NULL), SQLITE_OK);
+	sqlite3_free(uri);
+	sqlite3_stmt *st;
+	CHECK_EQ_INT(sqlite3_prepare_v2(r, "SELECT count(*) FROM blocks", -1,
+					&st, NULL), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_step(st), SQLITE_ROW); /* holds a read lock */
+	CHECK_EQ_INT(gr_writer__rotate(w), 0);
+	CHECK_EQ_INT(count_lines(dir, "seal "), 0);
+	for (int i = 100; i < 150; i++) {
+		v[GR_runq_ts] = 1795000000000000000 + i;
+		CHECK_EQ_INT(gr_writer__append(w, GR_T_runq, v, 0), 0);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(r);
+	CHECK_EQ_INT(gr_writer__rotate(w), 0);
+	CHECK_EQ_INT(count_lines(dir, "seal "), 1);
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	FILE *devnull = fopen("/dev/null", "w");
+	CHECK_EQ_INT(gr_verify__dir(dir, devnull, 0), 0);
+	fclose(devnull);
+	struct gr_qctx q;
+	sqlite3 *db = open_query(&q, dir);
+	CHECK(db);
+	CHECK_EQ_INT(query_int(db, "SELECT count(*) FROM runq"), 150);
+	close_query(&q, db);
+	rmrf(dir);
+	free(dir);
+}
+
+/* After a block cannot be written, appends must not run past the
+ * buffer: the events are given up and counted instead. */
+TEST(failed_block_write_drops_not_overflows)
+{
+	char *dir = tmpdir();
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet, .block_rows = 64 };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	int64_t v[GR_MAX_COLS] = { 0 };
+	v[GR_runq_comm] = gr_writer__intern(w, "t", 1);
+	/* Make block writes fail: the segment's file becomes read-only
+	 * underneath SQLite by closing its write path (a read-only
+	 * reopen is not possible here), so drop the table it writes to. */
+	sqlite3 *h;
+	CHECK_EQ_INT(sqlite3_open(gr_writer__segment_path(w), &h), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_exec(h, "DROP TABLE blocks", NULL, NULL, NULL),
+		     SQLITE_OK);
+	sqlite3_close(h);
+	int failures = 0;
+	for (int i = 0; i < 64 * 5; i++) {
+		v[GR_runq_ts] = 1795000000000000000 + i;
+		failures += gr_writer__append(w, GR_T_runq, v, 0) != 0;
+	}
+	struct gr_writer_stats st;
+	gr_writer__stats(w, &st);
+	CHECK(failures >= 1);
+	CHECK(st.dropped >= 64 * 3);
+	gr_writer__close(w);
+	rmrf(dir);
+	free(dir);
+}
+
+TEST_MAIN(TEST_ENTRY(seal_waits_for_readers)
+	  TEST_ENTRY(failed_block_write_drops_not_overflows)
+	  TEST_ENTRY(one_writer_per_directory) TEST_ENTRY(rotation_by_age)
 	  TEST_ENTRY(codec_round_trip_edges) TEST_ENTRY(codec_one_row)
 	  TEST_ENTRY(codec_malformed_payloads)
 	  TEST_ENTRY(writer_sql_round_trip_every_type)

@@ -1,0 +1,748 @@
+/* test_elfsyms.c - ELF function symbols, offsets, symbolizing, build ids
+ * and demangling (recorder/elfsyms.c).
+ *
+ * Every expected offset and address is computed independently of libelf:
+ * by parsing `readelf -Ws` (symbols) and `readelf -lW` (PT_LOAD headers)
+ * and applying off = st_value - p_vaddr + p_offset by hand.  Test programs
+ * are built once per run into a mkdtemp directory under /tmp with gcc (and
+ * nvcc, when /usr/local/cuda/bin/nvcc exists); the -no-pie build makes
+ * vaddr and file offset differ, so a missing conversion shows.
+ * libcudart.so.13 must exist unless GR_NO_CUDA=1.
+ */
+#include "tests/unit/test.h"
+#include "recorder/elfsyms.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CUDART "/usr/local/cuda/lib64/libcudart.so.13"
+#define NVCC "/usr/local/cuda/bin/nvcc"
+#define MAXREF 16
+
+/* ---- independent reference: readelf ------------------------------------ */
+
+struct ref_sym {
+	uint64_t value, size;
+	char bind[32];
+	int dynsym;		/* listed in .dynsym */
+};
+
+struct ref_seg {
+	uint64_t off, vaddr, filesz;
+};
+
+/* Runs a shell command built from fmt; returns its exit status, or -1. */
+static int __attribute__((format(printf, 1, 2))) shf(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc == -1 || !WIFEXITED(rc))
+		return -1;
+	return WEXITSTATUS(rc);
+}
+
+/* Fills r with the defined FUNC/IFUNC entries of path whose name, less any
+ * @VERSION, is name, from every symbol table.  Returns how many, or -1. */
+static int ref_syms(const char *path, const char *name, struct ref_sym *r,
+		    int max)
+{
+	char cmd[1024], *line = NULL;
+	size_t cap = 0;
+	int n = 0, dyn = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -Ws '%s' 2>/dev/null", path);
+	if (!(f = popen(cmd, "r")))
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		char size[32], type[32], bind[32], vis[32], ndx[32], sym[2048];
+		unsigned long long val;
+
+		if (strstr(line, "Symbol table '"))
+			dyn = strstr(line, "'.dynsym'") != NULL;
+		if (sscanf(line, " %*u: %llx %31s %31s %31s %31s %31s %2047s",
+			   &val, size, type, bind, vis, ndx, sym) != 7)
+			continue;
+		if ((strcmp(type, "FUNC") && strcmp(type, "IFUNC")) ||
+		    !strcmp(ndx, "UND") || !val)
+			continue;
+		char *at = strchr(sym, '@');
+		if (at)
+			*at = '\0';
+		if (strcmp(sym, name) || n >= max)
+			continue;
+		r[n].value = val;
+		r[n].size = strtoull(size, NULL, 0);
+		snprintf(r[n].bind, sizeof(r[n].bind), "%s", bind);
+		r[n].dynsym = dyn;
+		n++;
+	}
+	free(line);
+	return pclose(f) == 0 ? n : -1;
+}
+
+/* Fills s with path's PT_LOAD headers.  Returns how many, or -1. */
+static int ref_segs(const char *path, struct ref_seg *s, int max)
+{
+	char cmd[1024], *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' 2>/dev/null", path);
+	if (!(f = popen(cmd, "r")))
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long off, va, pa, fsz;
+
+		if (n < max && sscanf(line, " LOAD %llx %llx %llx %llx",
+				      &off, &va, &pa, &fsz) == 4)
+			s[n++] = (struct ref_seg){ off, va, fsz };
+	}
+	free(line);
+	return pclose(f) == 0 ? n : -1;
+}
+
+/* Returns the file offset of vaddr by the reference headers, or
+ * UINT64_MAX. */
+static uint64_t ref_off(const char *path, uint64_t vaddr)
+{
+	struct ref_seg s[MAXREF];
+	int n = ref_segs(path, s, MAXREF);
+
+	for (int i = 0; i < n; i++)
+		if (vaddr >= s[i].vaddr && vaddr < s[i].vaddr + s[i].filesz)
+			return vaddr - s[i].vaddr + s[i].off;
+	return UINT64_MAX;
+}
+
+/* Copies the "Build ID:" of path into buf.  Returns 0, or -1 if none. */
+static int ref_build_id(const char *path, char *buf, size_t len)
+{
+	char cmd[1024], *line = NULL;
+	size_t cap = 0;
+	int rc = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
+	if (!(f = popen(cmd, "r")))
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		char id[256];
+
+		if (rc && sscanf(line, " Build ID: %255s", id) == 1) {
+			snprintf(buf, len, "%s", id);
+			rc = 0;
+		}
+	}
+	free(line);
+	pclose(f);
+	return rc;
+}
+
+/* Returns how many distinct defined functions readelf lists in path's
+ * .dynsym (for files that have no .symtab), or -1. */
+static int ref_dynsym_funcs(const char *path)
+{
+	char cmd[1024];
+	int n = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -W --dyn-syms '%s' | awk '($4 == \"FUNC\" || "
+		 "$4 == \"IFUNC\") && $7 != \"UND\" && $2 !~ /^0+$/ "
+		 "{ sub(/@.*/, \"\", $8); print $2, $8 }' | sort -u | wc -l",
+		 path);
+	if (!(f = popen(cmd, "r")))
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	pclose(f);
+	return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ---- test programs, built once ------------------------------------------ */
+
+static char tmp[64];
+
+static void rm_tmp(void)
+{
+	if (tmp[0])
+		shf("rm -rf '%s'", tmp);
+}
+
+/* Returns the scratch directory, creating it on first use. */
+static const char *tmpdir(void)
+{
+	if (!tmp[0]) {
+		snprintf(tmp, sizeof(tmp), "/tmp/gr_elfsyms.XXXXXX");
+		if (!mkdtemp(tmp)) {
+			fprintf(stderr, "test_elfsyms.c: mkdtemp: %s\n",
+				strerror(errno));
+			tmp[0] = '\0';
+			return NULL;
+		}
+		atexit(rm_tmp);
+	}
+	return tmp;
+}
+
+/* Writes text to dir/name.  Returns 0, or -1. */
+static int write_file(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
+}
+
+/* Two TUs, each with a local function "helper"; one global function; a
+ * size-0 local function from asm; a global variable. */
+static const char a_c[] =
+	"int global_counter;\n"
+	"static __attribute__((noinline)) int helper(int x)\n"
+	"{ return x * 3 + global_counter; }\n"
+	"int other_helper(int);\n"
+	"int gr_global_fn(int x) { return helper(x) + 1; }\n"
+	"__asm__(\".text\\n.type zfunc,@function\\nzfunc:\\n"
+	"\\tnop\\n\\tnop\\n\\tnop\\n\\tret\\n\");\n"
+	"int main(int argc, char **argv)\n"
+	"{ (void)argv; return gr_global_fn(argc) + other_helper(argc); }\n";
+static const char b_c[] =
+	"static __attribute__((noinline)) int helper(int x)\n"
+	"{ return x * 5; }\n"
+	"int other_helper(int x) { return helper(x); }\n";
+static const char v_c[] =
+	"int vfunc_v1(void) { return 1; }\n"
+	"int vfunc_v2(void) { return 2; }\n"
+	"__asm__(\".symver vfunc_v1, vfunc@V1\");\n"
+	"__asm__(\".symver vfunc_v2, vfunc@@V2\");\n";
+static const char v_map[] =
+	"V1 { global: vfunc; local: *; };\nV2 { global: vfunc; } V1;\n";
+
+/* Builds dir/pie, dir/nopie, dir/a.o, dir/libv.so and dir/libv_nodyn.so
+ * (.symtab only: names there are spelled vfunc@V1).  Returns 0, or -1. */
+static int build_c(void)
+{
+	static int state;	/* 0 not yet, 1 built, -1 failed */
+	const char *d = tmpdir();
+
+	if (state)
+		return state > 0 ? 0 : -1;
+	state = -1;
+	if (!d || write_file(d, "a.c", a_c) || write_file(d, "b.c", b_c) ||
+	    write_file(d, "v.c", v_c) || write_file(d, "v.map", v_map))
+		return -1;
+	if (shf("cd '%s' && gcc -O0 -g -o pie a.c b.c && "
+		"gcc -O0 -g -no-pie -o nopie a.c b.c && "
+		"gcc -O0 -c -o a.o a.c && "
+		"gcc -O0 -shared -fPIC -Wl,--version-script=v.map "
+		"-o libv.so v.c && "
+		"objcopy --remove-section=.dynsym libv.so libv_nodyn.so", d)) {
+		fprintf(stderr, "test_elfsyms.c: gcc failed in %s\n", d);
+		return -1;
+	}
+	state = 1;
+	return 0;
+}
+
+static const char k_cu[] =
+	"#include <cstdio>\n"
+	"__global__ void saxpy(float *y, const float *x, float a, int n)\n"
+	"{\n"
+	"	int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+	"	if (i < n)\n"
+	"		y[i] = a * x[i] + y[i];\n"
+	"}\n"
+	"namespace gr {\n"
+	"template <typename T> __global__ void scale(T *p, T f, int n)\n"
+	"{\n"
+	"	int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+	"	if (i < n)\n"
+	"		p[i] *= f;\n"
+	"}\n"
+	"}\n"
+	"int main(void)\n"
+	"{\n"
+	"	saxpy<<<1, 1>>>(0, 0, 2.0f, 0);\n"
+	"	gr::scale<double><<<1, 1>>>(0, 2.0, 0);\n"
+	"	printf(\"%d\\n\", (int)cudaDeviceSynchronize());\n"
+	"	return 0;\n"
+	"}\n";
+
+/* Builds dir/k with nvcc's defaults (static cudart).  Returns 0, or -1. */
+static int build_cu(void)
+{
+	static int state;
+	const char *d = tmpdir();
+
+	if (state)
+		return state > 0 ? 0 : -1;
+	state = -1;
+	if (!d || write_file(d, "k.cu", k_cu))
+		return -1;
+	if (shf("cd '%s' && " NVCC " -o k k.cu", d)) {
+		fprintf(stderr, "test_elfsyms.c: nvcc failed in %s\n", d);
+		return -1;
+	}
+	state = 1;
+	return 0;
+}
+
+/* Returns whether the CUDA tests should be skipped (printing "skip"). */
+static int no_cuda(const char *what)
+{
+	const char *v = getenv("GR_NO_CUDA");
+
+	if (access(what, F_OK) == 0)
+		return 0;
+	if (v && !strcmp(v, "1")) {
+		printf("skip: %s missing (GR_NO_CUDA=1)\n", what);
+		return 1;
+	}
+	fprintf(stderr, "test_elfsyms.c: %s missing; set GR_NO_CUDA=1 to "
+		"skip the CUDA tests\n", what);
+	return 0;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+TEST(cudart_find)
+{
+	static const char *const names[] = {
+		"cudaLaunchKernel", "cudaMemcpy", "__cudaRegisterFunction",
+	};
+	struct gr_elf *e;
+	char id[256];
+
+	if (no_cuda(CUDART))
+		return;
+	CHECK(access(CUDART, R_OK) == 0);
+	CHECK((e = gr_elf__open(CUDART)) != NULL);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct ref_sym r[MAXREF];
+		uint64_t offs[4] = { 0 }, va = 0, in = 99;
+
+		CHECK_EQ_INT(ref_syms(CUDART, names[i], r, MAXREF), 1);
+		CHECK(r[0].dynsym);
+		CHECK_EQ_INT(gr_elf__find(e, names[i], offs, 4), 1);
+		CHECK(offs[0] != UINT64_MAX);
+		CHECK_EQ_INT(offs[0], ref_off(CUDART, r[0].value));
+		CHECK_EQ_INT(gr_elf__off_to_vaddr(e, offs[0], &va), 0);
+		CHECK_EQ_INT(va, r[0].value);
+		CHECK(r[0].size > 10);
+		CHECK_EQ_STR(gr_elf__symbolize(e, r[0].value + 10, &in),
+			     names[i]);
+		CHECK_EQ_INT(in, 10);
+	}
+	/* Prefixes and longer names are other functions. */
+	uint64_t off;
+	CHECK_EQ_INT(gr_elf__find(e, "cudaMemcp", &off, 1), 0);
+	CHECK_EQ_INT(gr_elf__find(e, "cudaMemcpyX", &off, 1), 0);
+	CHECK_EQ_INT(gr_elf__find(e, "", &off, 1), 0);
+	CHECK_EQ_INT(gr_elf__find(e, "cudaMemcpy", &off, 0), 0);
+	static const char *const some[] = { "nope", "cudaMemcpy" };
+	CHECK_EQ_INT(gr_elf__has_any(e, some, 2), 1);
+	CHECK_EQ_INT(gr_elf__has_any(e, some, 1), 0);
+	CHECK_EQ_INT(gr_elf__nfuncs(e), ref_dynsym_funcs(CUDART));
+	CHECK(gr_elf__nfuncs(e) > 300);
+	CHECK_EQ_INT(ref_build_id(CUDART, id, sizeof(id)), 0);
+	CHECK_EQ_STR(gr_elf__build_id(e), id);
+	gr_elf__close(e);
+}
+
+/* Checks the gcc-built executable at dir/name. */
+static void check_c_exe(const char *name, int nopie)
+{
+	char path[256], id[256];
+	struct ref_sym r[MAXREF], g[MAXREF], z[MAXREF], v[MAXREF];
+	uint64_t offs[4] = { 0 }, exp[2], va = 0, in = 99;
+	struct gr_elf *e;
+
+	CHECK_EQ_INT(build_c(), 0);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir(), name);
+	CHECK((e = gr_elf__open(path)) != NULL);
+
+	/* Two local functions named helper: both, in address order. */
+	CHECK_EQ_INT(ref_syms(path, "helper", r, MAXREF), 2);
+	CHECK_EQ_STR(r[0].bind, "LOCAL");
+	CHECK_EQ_STR(r[1].bind, "LOCAL");
+	exp[0] = ref_off(path, r[0].value);
+	exp[1] = ref_off(path, r[1].value);
+	qsort(exp, 2, sizeof(exp[0]), cmp_u64);
+	CHECK_EQ_INT(gr_elf__find(e, "helper", offs, 4), 2);
+	CHECK_EQ_INT(offs[0], exp[0]);
+	CHECK_EQ_INT(offs[1], exp[1]);
+	CHECK_EQ_INT(gr_elf__find(e, "helper", offs, 1), 1);
+	CHECK_EQ_INT(offs[0], exp[0]);
+	static const char *const names[] = { "nothing", "helper" };
+	CHECK_EQ_INT(gr_elf__has_any(e, names, 2), 1);
+
+	/* Symbolize inside helper, and round-trip its offset. */
+	CHECK(r[0].size > 3);
+	CHECK_EQ_STR(gr_elf__symbolize(e, r[0].value + 3, &in), "helper");
+	CHECK_EQ_INT(in, 3);
+	CHECK_EQ_STR(gr_elf__symbolize(e, r[0].value + r[0].size - 1, &in),
+		     "helper");
+	CHECK_EQ_INT(in, r[0].size - 1);
+	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, ref_off(path, r[0].value), &va),
+		     0);
+	CHECK_EQ_INT(va, r[0].value);
+
+	/* The global one. */
+	CHECK_EQ_INT(ref_syms(path, "gr_global_fn", g, MAXREF), 1);
+	CHECK_EQ_INT(gr_elf__find(e, "gr_global_fn", offs, 4), 1);
+	CHECK_EQ_INT(offs[0], ref_off(path, g[0].value));
+	if (nopie)	/* here vaddr and offset differ */
+		CHECK(offs[0] != g[0].value);
+	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, offs[0], &va), 0);
+	CHECK_EQ_INT(va, g[0].value);
+	CHECK_EQ_STR(gr_elf__symbolize(e, va, &in), "gr_global_fn");
+	CHECK_EQ_INT(in, 0);
+
+	/* A size-0 function covers up to the next symbol. */
+	CHECK_EQ_INT(ref_syms(path, "zfunc", z, MAXREF), 1);
+	CHECK_EQ_INT(z[0].size, 0);
+	CHECK_EQ_STR(gr_elf__symbolize(e, z[0].value + 2, &in), "zfunc");
+	CHECK_EQ_INT(in, 2);
+
+	/* A data address is in no function, nor is address 0. */
+	CHECK_EQ_INT(shf("readelf -Ws '%s' | awk '$8 == \"global_counter\" "
+			 "{ print $2 }' > '%s/gc'", path, tmpdir()), 0);
+	char gcpath[256];
+	unsigned long long gc = 0;
+	snprintf(gcpath, sizeof(gcpath), "%s/gc", tmpdir());
+	FILE *f = fopen(gcpath, "r");
+	CHECK(f != NULL);
+	int ok = fscanf(f, "%llx", &gc) == 1;
+	fclose(f);
+	CHECK(ok && gc != 0);
+	CHECK(gr_elf__symbolize(e, gc, &in) == NULL);
+	CHECK(gr_elf__symbolize(e, 0, &in) == NULL);
+	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, UINT64_MAX - 1, &va), -ENOENT);
+
+	CHECK_EQ_INT(ref_syms(path, "main", v, MAXREF), 1);
+	CHECK_EQ_INT(gr_elf__find(e, "main", offs, 4), 1);
+	CHECK(gr_elf__nfuncs(e) >= 5);
+	CHECK_EQ_INT(ref_build_id(path, id, sizeof(id)), 0);
+	CHECK(gr_elf__build_id(e) != NULL);
+	CHECK_EQ_STR(gr_elf__build_id(e), id);
+	gr_elf__close(e);
+}
+
+TEST(gcc_pie)
+{
+	check_c_exe("pie", 0);
+}
+
+TEST(gcc_nopie)
+{
+	check_c_exe("nopie", 1);
+}
+
+TEST(versioned)
+{
+	char path[256];
+	struct ref_sym r[MAXREF];
+	uint64_t offs[4] = { 0 }, exp[2], in = 99;
+	struct gr_elf *e;
+
+	CHECK_EQ_INT(build_c(), 0);
+	snprintf(path, sizeof(path), "%s/libv.so", tmpdir());
+	CHECK((e = gr_elf__open(path)) != NULL);
+	/* vfunc@V1 and vfunc@@V2, in .dynsym and (spelled so) in .symtab. */
+	CHECK_EQ_INT(ref_syms(path, "vfunc", r, MAXREF), 4);
+	exp[0] = ref_off(path, r[0].value);
+	exp[1] = ref_off(path, r[1].value);
+	CHECK(exp[0] != exp[1]);
+	qsort(exp, 2, sizeof(exp[0]), cmp_u64);
+	CHECK_EQ_INT(gr_elf__find(e, "vfunc", offs, 4), 2);
+	CHECK_EQ_INT(offs[0], exp[0]);
+	CHECK_EQ_INT(offs[1], exp[1]);
+	CHECK_EQ_INT(gr_elf__find(e, "vfunc_v1", offs, 4), 1);
+	CHECK_EQ_INT(offs[0], exp[0]);
+	CHECK_EQ_INT(gr_elf__find(e, "vfun", offs, 4), 0);
+	/* Aliases: the global, plain name wins over vfunc_v1 (local). */
+	CHECK_EQ_STR(gr_elf__symbolize(e, r[0].value, &in), "vfunc");
+	CHECK_EQ_INT(in, 0);
+	gr_elf__close(e);
+
+	/* Only .symtab's "vfunc@V1" and "vfunc@@V2" left to match. */
+	snprintf(path, sizeof(path), "%s/libv_nodyn.so", tmpdir());
+	CHECK((e = gr_elf__open(path)) != NULL);
+	CHECK_EQ_INT(ref_syms(path, "vfunc", r, MAXREF), 2);
+	CHECK(!r[0].dynsym && !r[1].dynsym);
+	CHECK_EQ_INT(gr_elf__find(e, "vfunc", offs, 4), 2);
+	CHECK_EQ_INT(offs[0], exp[0]);
+	CHECK_EQ_INT(offs[1], exp[1]);
+	CHECK_EQ_INT(gr_elf__find(e, "vfunc@V1", offs, 4), 1);
+	CHECK_EQ_INT(offs[0], exp[0]);
+	/* vfunc_v1 comes first in v.c, so lower: its global alias wins. */
+	uint64_t low = r[0].value < r[1].value ? r[0].value : r[1].value;
+	CHECK_EQ_STR(gr_elf__symbolize(e, low + 1, &in), "vfunc@V1");
+	CHECK_EQ_INT(in, 1);
+	gr_elf__close(e);
+}
+
+TEST(nvcc_static)
+{
+	static const char tmpl[] = "void gr::scale<double>(double*, double, int)";
+	char path[256], cmd[512], *line = NULL;
+	struct ref_sym r[MAXREF];
+	uint64_t offs[4] = { 0 }, va = 0, in = 99;
+	struct gr_elf *e;
+	size_t cap = 0;
+	int found = 0;
+	char *d;
+
+	if (access(NVCC, X_OK) != 0) {
+		printf("skip: %s missing\n", NVCC);
+		return;
+	}
+	CHECK_EQ_INT(build_cu(), 0);
+	snprintf(path, sizeof(path), "%s/k", tmpdir());
+	CHECK((e = gr_elf__open(path)) != NULL);
+
+	/* The runtime is linked in: cudaLaunchKernel is local, .symtab only. */
+	CHECK_EQ_INT(ref_syms(path, "cudaLaunchKernel", r, MAXREF), 1);
+	CHECK_EQ_STR(r[0].bind, "LOCAL");
+	CHECK(!r[0].dynsym);
+	CHECK_EQ_INT(gr_elf__find(e, "cudaLaunchKernel", offs, 4), 1);
+	CHECK_EQ_INT(offs[0], ref_off(path, r[0].value));
+
+	/* The host stub symbolizes back to itself. */
+	CHECK_EQ_INT(ref_syms(path, "_Z5saxpyPfPKffi", r, MAXREF), 1);
+	CHECK_EQ_INT(gr_elf__find(e, "_Z5saxpyPfPKffi", offs, 4), 1);
+	CHECK_EQ_INT(offs[0], ref_off(path, r[0].value));
+	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, offs[0], &va), 0);
+	CHECK_EQ_INT(va, r[0].value);
+	CHECK_EQ_STR(gr_elf__symbolize(e, va, &in), "_Z5saxpyPfPKffi");
+	CHECK_EQ_INT(in, 0);
+	d = gr_demangle("_Z5saxpyPfPKffi");
+	CHECK_EQ_STR(d, "saxpy(float*, float const*, float, int)");
+	free(d);
+
+	/* The template's stub: whichever symbol demangles to it. */
+	snprintf(cmd, sizeof(cmd), "readelf -Ws '%s' | awk '$4 == \"FUNC\" "
+		 "&& $7 != \"UND\" && $8 ~ /^_ZN2gr/ { print $2, $8 }'", path);
+	FILE *f = popen(cmd, "r");
+	CHECK(f != NULL);
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long v;
+		char sym[512];
+		const char *s;
+
+		if (sscanf(line, "%llx %511s", &v, sym) != 2)
+			continue;
+		d = gr_demangle(sym);
+		if (d && !strcmp(d, tmpl)) {
+			s = gr_elf__symbolize(e, v, &in);
+			found = s && !strcmp(s, sym) && in == 0 ? 1 : -1;
+		}
+		free(d);
+	}
+	free(line);
+	pclose(f);
+	CHECK_EQ_INT(found, 1);
+	gr_elf__close(e);
+}
+
+TEST(demangle)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = {
+		{ "_Z5saxpyPfPKffi", "saxpy(float*, float const*, float, int)" },
+		{ "_ZN2gr5scaleIdEEvPT_S1_i",
+		  "void gr::scale<double>(double*, double, int)" },
+		{ "_ZN2grL5scaleIdEEvPT_S1_i",
+		  "void gr::scale<double>(double*, double, int)" },
+		{ "_Z3foov@@V2", "foo()@@V2" },
+		{ "main", NULL },
+		{ "cudaLaunchKernel", NULL },
+		{ "_Zxx", NULL },
+		{ "_Z", NULL },
+		{ "", NULL },
+		{ "_Zxx@V1", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char *d = gr_demangle(v[i].in);
+		int ok = v[i].out ? d && !strcmp(d, v[i].out) : !d;
+
+		if (!ok)
+			fprintf(stderr, "test_elfsyms.c: demangle \"%s\" -> "
+				"\"%s\"\n", v[i].in, d ? d : "(null)");
+		free(d);
+		CHECK(ok);
+	}
+	CHECK(gr_demangle(NULL) == NULL);
+}
+
+/* Writes a copy of src to dst, first len bytes only (all if len < 0), with
+ * byte at patch_at (if >= 0) set to val.  Returns 0, or -1. */
+static int copy_patched(const char *src, const char *dst, long len,
+			long patch_at, int val)
+{
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	long i = 0;
+	int c, rc = -1;
+
+	if (in && out) {
+		while ((len < 0 || i < len) && (c = fgetc(in)) != EOF) {
+			fputc(i == patch_at ? val : c, out);
+			i++;
+		}
+		rc = 0;
+	}
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		rc = -1;
+	return rc;
+}
+
+TEST(open_errors)
+{
+	char path[256], src[256];
+	struct stat st;
+	struct gr_elf *e;
+
+	CHECK_EQ_INT(build_c(), 0);
+	snprintf(path, sizeof(path), "%s/a.c", tmpdir());
+	errno = 0;
+	CHECK(gr_elf__open(path) == NULL);
+	CHECK_EQ_INT(errno, ENOEXEC);
+	snprintf(path, sizeof(path), "%s/missing", tmpdir());
+	errno = 0;
+	CHECK(gr_elf__open(path) == NULL);
+	CHECK_EQ_INT(errno, ENOENT);
+	errno = 0;
+	CHECK(gr_elf__open(tmpdir()) == NULL);
+	CHECK_EQ_INT(errno, EISDIR);
+	errno = 0;
+	CHECK(gr_elf__open("/dev/null") == NULL);
+	CHECK_EQ_INT(errno, ENOEXEC);
+	/* A relocatable object has no addresses to attach to. */
+	snprintf(path, sizeof(path), "%s/a.o", tmpdir());
+	errno = 0;
+	CHECK(gr_elf__open(path) == NULL);
+	CHECK_EQ_INT(errno, ENOEXEC);
+
+	snprintf(src, sizeof(src), "%s/pie", tmpdir());
+	snprintf(path, sizeof(path), "%s/patched", tmpdir());
+	/* Empty; 32-bit class; another machine (EM_AARCH64 = 183). */
+	CHECK_EQ_INT(copy_patched(src, path, 0, -1, 0), 0);
+	errno = 0;
+	CHECK(gr_elf__open(path) == NULL);
+	CHECK_EQ_INT(errno, ENOEXEC);
+	CHECK_EQ_INT(copy_patched(src, path, -1, 4, 1), 0);
+	errno = 0;
+	CHECK(gr_elf__open(path) == NULL);
+	CHECK_EQ_INT(errno, ENOEXEC);
+	CHECK_EQ_INT(copy_patched(src, path, -1, 18, 183), 0);
+	errno = 0;
+	CHECK(gr_elf__open(path) == NULL);
+	CHECK_EQ_INT(errno, ENOEXEC);
+	/* The unpatched copy opens. */
+	CHECK_EQ_INT(copy_patched(src, path, -1, -1, 0), 0);
+	CHECK((e = gr_elf__open(path)) != NULL);
+	gr_elf__close(e);
+	gr_elf__close(NULL);
+
+	/* Truncated anywhere: NULL with ENOEXEC, or a usable index. */
+	CHECK_EQ_INT(stat(src, &st), 0);
+	for (long len = 1; len < st.st_size; len += len < 256 ? 7 : 997) {
+		uint64_t off, va;
+
+		CHECK_EQ_INT(copy_patched(src, path, len, -1, 0), 0);
+		errno = 0;
+		if (!(e = gr_elf__open(path))) {
+			if (errno != ENOEXEC)
+				fprintf(stderr, "test_elfsyms.c: truncated to "
+					"%ld: errno %d\n", len, errno);
+			CHECK_EQ_INT(errno, ENOEXEC);
+			continue;
+		}
+		gr_elf__find(e, "helper", &off, 1);
+		gr_elf__symbolize(e, 0x1140, &off);
+		gr_elf__off_to_vaddr(e, 0x1140, &va);
+		gr_elf__build_id(e);
+		gr_elf__close(e);
+	}
+}
+
+/* A function of this very test, to find through /proc/self. */
+static __attribute__((noinline)) int marker_fn(int x)
+{
+	return x + 1;
+}
+
+TEST(self_maps)
+{
+	int (*volatile fp)(int) = marker_fn;
+	uint64_t addr = (uint64_t)(uintptr_t)fp, va = 0, in = 99, offs[2];
+	unsigned long long start = 0, end = 0, off = 0;
+	char *line = NULL, id[256], mf[128];
+	size_t cap = 0;
+	struct gr_elf *e;
+	int hit = 0;
+	FILE *f;
+
+	CHECK_EQ_INT(fp(1), 2);
+	CHECK((f = fopen("/proc/self/maps", "r")) != NULL);
+	while (!hit && getline(&line, &cap, f) > 0)
+		hit = sscanf(line, "%llx-%llx %*s %llx", &start, &end,
+			     &off) == 3 && addr >= start && addr < end;
+	free(line);
+	fclose(f);
+	CHECK(hit);
+
+	/* The mapping's own file when /proc lets us, else the exe. */
+	snprintf(mf, sizeof(mf), "/proc/self/map_files/%llx-%llx", start, end);
+	if (!(e = gr_elf__open(mf)))
+		e = gr_elf__open("/proc/self/exe");
+	CHECK(e != NULL);
+	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, addr - start + off, &va), 0);
+	CHECK_EQ_STR(gr_elf__symbolize(e, va, &in), "marker_fn");
+	CHECK_EQ_INT(in, 0);
+	CHECK_EQ_INT(gr_elf__find(e, "marker_fn", offs, 2), 1);
+	CHECK_EQ_INT(offs[0], addr - start + off);
+	/* Not /proc/self: readelf would read its own. */
+	snprintf(mf, sizeof(mf), "/proc/%d/exe", (int)getpid());
+	CHECK_EQ_INT(ref_build_id(mf, id, sizeof(id)), 0);
+	CHECK_EQ_STR(gr_elf__build_id(e), id);
+	gr_elf__close(e);
+}
+
+TEST_MAIN(
+	TEST_ENTRY(cudart_find)
+	TEST_ENTRY(gcc_pie)
+	TEST_ENTRY(gcc_nopie)
+	TEST_ENTRY(versioned)
+	TEST_ENTRY(nvcc_static)
+	TEST_ENTRY(demangle)
+	TEST_ENTRY(open_errors)
+	TEST_ENTRY(self_maps)
+)
