@@ -106,6 +106,22 @@ static void qwarn(struct gr_qctx *q, int si, const char *fmt, ...)
 
 /* ---- table lifecycle --------------------------------------------------- */
 
+/* Declares a virtual table's columns from the schema. */
+static int declare_table(sqlite3 *db, const struct gr_table *tab)
+{
+	sqlite3_str *ddl = sqlite3_str_new(db);
+	sqlite3_str_appendf(ddl, "CREATE TABLE x(");
+	for (int c = 0; c < tab->ncols; c++)
+		sqlite3_str_appendf(ddl, "%s\"%w\" %s", c ? ", " : "",
+				    tab->cols[c].name,
+				    gr_coltype__sql(tab->cols[c].type));
+	sqlite3_str_appendf(ddl, ")");
+	char *sql = sqlite3_str_finish(ddl);
+	int rc = sql ? sqlite3_declare_vtab(db, sql) : SQLITE_NOMEM;
+	sqlite3_free(sql);
+	return rc;
+}
+
 static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		      sqlite3_vtab **out, char **err)
 {
@@ -117,16 +133,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		return SQLITE_ERROR;
 	}
 	const struct gr_table *tab = &gr_tables[t];
-	sqlite3_str *ddl = sqlite3_str_new(db);
-	sqlite3_str_appendf(ddl, "CREATE TABLE x(");
-	for (int c = 0; c < tab->ncols; c++)
-		sqlite3_str_appendf(ddl, "%s\"%w\" %s", c ? ", " : "",
-				    tab->cols[c].name,
-				    gr_coltype__sql(tab->cols[c].type));
-	sqlite3_str_appendf(ddl, ")");
-	char *sql = sqlite3_str_finish(ddl);
-	int rc = sql ? sqlite3_declare_vtab(db, sql) : SQLITE_NOMEM;
-	sqlite3_free(sql);
+	int rc = declare_table(db, tab);
 	if (rc != SQLITE_OK)
 		return rc;
 
@@ -1210,20 +1217,10 @@ struct segvtab {
 static int sv_connect(sqlite3 *db, void *aux, int argc,
 		      const char *const *argv, sqlite3_vtab **out, char **err)
 {
-	const struct gr_table *tab = &gr_tables[GR_T_segments];
 	(void)argc;
 	(void)argv;
 	(void)err;
-	sqlite3_str *ddl = sqlite3_str_new(db);
-	sqlite3_str_appendf(ddl, "CREATE TABLE x(");
-	for (int c = 0; c < tab->ncols; c++)
-		sqlite3_str_appendf(ddl, "%s\"%w\" %s", c ? ", " : "",
-				    tab->cols[c].name,
-				    gr_coltype__sql(tab->cols[c].type));
-	sqlite3_str_appendf(ddl, ")");
-	char *sql = sqlite3_str_finish(ddl);
-	int rc = sql ? sqlite3_declare_vtab(db, sql) : SQLITE_NOMEM;
-	sqlite3_free(sql);
+	int rc = declare_table(db, &gr_tables[GR_T_segments]);
 	if (rc != SQLITE_OK)
 		return rc;
 	struct segvtab *v = sqlite3_malloc(sizeof(*v));
