@@ -114,7 +114,14 @@ test:
 	       END {printf "all: %d passed, %d failed\n", p, f}' $(B)/test.log; \
 	  exit $$st
 
-bench: $(B)/bench-store $(B)/gpurec
+$(B)/obj/bench/probe_cost.o: $(B)/cuda.skel.h $(B)/probe_cost.skel.h
+$(B)/obj/bench/probe_cost.o: CPPFLAGS += -I$(B)
+$(B)/probe-cost: $(call obj,$(B),bench/probe_cost.c recorder/cuda_apis.c \
+		recorder/elfsyms.c)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RLIBS)
+
+bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec
+	$(B)/probe-cost
 	$(B)/bench-store $(BENCH_ARGS)
 
 deps:
