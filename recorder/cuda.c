@@ -793,7 +793,13 @@ struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
 		LOG(c, "cuda: cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
-	c->skel->rodata->self_tgid = (uint32_t)getpid();
+	c->skel->rodata->self_tgid = o->record_self ? 0 : (uint32_t)getpid();
+	if (o->ringbuf_bytes &&
+	    (err = bpf_map__set_max_entries(c->skel->maps.events,
+					     o->ringbuf_bytes))) {
+		LOG(c, "cuda: bad ring buffer size %u", o->ringbuf_bytes);
+		goto fail;
+	}
 	if ((err = cuda_bpf__load(c->skel))) {
 		LOG(c, "cuda: the kernel refused the BPF programs: %s",
 		    strerror(-err));

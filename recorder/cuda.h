@@ -13,6 +13,8 @@ struct gr_cuda_opts {
 	int64_t clock_offset_ns;     /* boot-time ns + this = UTC ns */
 	void (*log)(const char *fmt, ...);
 	int verbose;
+	uint32_t ringbuf_bytes;      /* 0: 8 MiB; else a power of 2 >= 4096 */
+	int record_self;             /* tests only: do not skip our own pid */
 };
 
 /* Loads the BPF object and creates its ring buffer.  Returns NULL with
