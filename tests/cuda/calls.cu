@@ -9,8 +9,10 @@
 //   1 MiB; cudaMemcpyAsync H2D 65536 B on s; cudaMemset 512 B;
 //   cudaMemsetAsync 256 B on s; cudaDeviceSynchronize; cudaStreamSynchronize(s);
 //   cudaFree x2.
-// argv[1], when given, is a number of seconds to sleep first (so a test
-// can start the recorder, or check discovery of a process already running).
+// argv[1], when given, is a number of seconds to sleep first (discovery of
+// a file gpurecd has never seen); argv[2] seconds to linger before exiting
+// (names of launches come from the process's mappings, read from /proc:
+// see docs/recorder.md on processes that exit within milliseconds).
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,5 +56,7 @@ int main(int argc, char **argv)
 	cudaStreamSynchronize(s);
 	cudaFree(d);
 	cudaFree(e);
+	if (argc > 2)
+		usleep((useconds_t)(atof(argv[2]) * 1e6));
 	return 0;
 }

@@ -51,12 +51,12 @@ for _ in $(seq 100); do grep -q "gpurecd: ready" "$T/gpurecd.log" && break; slee
 grep -q "gpurecd: ready" "$T/gpurecd.log" || { cat "$T/gpurecd.log"; skip "gpurecd did not start (BPF unavailable?)"; }
 
 # (a) shared cudart: attached at start from the toolkit's path.
-build/cuda-tests/calls_shared >"$T/a.out" & pa=$!; wait $pa
+build/cuda-tests/calls_shared 0 0.5 >"$T/a.out" & pa=$!; wait $pa
 # (b) static cudart: a new executable, found when it execs; it waits a
 #     moment first (see docs/recorder.md: discovery latency).
-build/cuda-tests/calls_static 0.7 >"$T/b.out" & pb=$!; wait $pb
+build/cuda-tests/calls_static 0.7 0.5 >"$T/b.out" & pb=$!; wait $pb
 # (c) a libcudart copy gpurecd has never seen, in a process started now.
-LD_LIBRARY_PATH="$T/venv/lib" build/cuda-tests/calls_shared 0.7 >"$T/c.out" & pc=$!; wait $pc
+LD_LIBRARY_PATH="$T/venv/lib" build/cuda-tests/calls_shared 0.7 0.5 >"$T/c.out" & pc=$!; wait $pc
 sleep 0.3
 kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
 eq "gpurecd exits 0 on SIGTERM" "$rc" 0
