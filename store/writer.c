@@ -97,6 +97,13 @@ struct gr_writer {
 	uint32_t dict_gen;
 	uint8_t *seg_has; /* per id: already stored in this segment */
 
+	/* The open transaction, undone on ROLLBACK: dictionary ids it marked
+	 * stored, the segment's counters before it, events in its blocks. */
+	uint32_t *txn_ids;
+	uint32_t ntxn_ids, txn_ids_cap;
+	uint64_t txn_seg_events, txn_events;
+	int64_t txn_ts_min, txn_ts_max;
+
 	struct sealed *sealed; /* sealed segments on disk, oldest first */
 	int nsealed, sealed_cap;
 
@@ -601,7 +608,42 @@ static int begin_txn(struct gr_writer *w)
 	if (exec_sql(w, "BEGIN"))
 		return -EIO;
 	w->in_txn = 1;
+	w->ntxn_ids = 0;
+	w->txn_events = 0;
+	w->txn_seg_events = w->seg_events;
+	w->txn_ts_min = w->seg_ts_min;
+	w->txn_ts_max = w->seg_ts_max;
 	return 0;
+}
+
+/* Ends the open transaction.  On rollback, what it wrote never was: the
+ * dictionary marks and segment counters go back, and the events of the
+ * blocks it had written (their buffers already reused) count as dropped. */
+static int end_txn(struct gr_writer *w, int commit)
+{
+	int err = 0;
+	if (!w->in_txn)
+		return 0;
+	w->in_txn = 0;
+	if (commit && exec_sql(w, "COMMIT")) {
+		err = -EIO;
+		commit = 0;
+	}
+	if (!commit) {
+		exec_sql(w, "ROLLBACK");
+		for (uint32_t i = 0; i < w->ntxn_ids; i++)
+			w->seg_has[w->txn_ids[i]] = 0;
+		w->seg_events = w->txn_seg_events;
+		w->seg_ts_min = w->txn_ts_min;
+		w->seg_ts_max = w->txn_ts_max;
+		w->st.dropped += w->txn_events;
+		if (w->txn_events)
+			wlog(w, "%s: a flush failed; %" PRIu64 " events of its "
+			     "blocks are lost", w->seg_path, w->txn_events);
+	}
+	w->ntxn_ids = 0;
+	w->txn_events = 0;
+	return err;
 }
 
 /* Orders a block's rows so each thread's events are contiguous, in their
@@ -683,6 +725,17 @@ static int write_block(struct gr_writer *w, int t)
 				     sqlite3_errmsg(w->db));
 				return -EIO;
 			}
+			if (w->ntxn_ids == w->txn_ids_cap) {
+				uint32_t cap = w->txn_ids_cap ?
+					       w->txn_ids_cap * 2 : 256;
+				uint32_t *p = realloc(w->txn_ids,
+						      cap * sizeof(*p));
+				if (!p)
+					return -ENOMEM;
+				w->txn_ids = p;
+				w->txn_ids_cap = cap;
+			}
+			w->txn_ids[w->ntxn_ids++] = id;
 			w->seg_has[id] = 1;
 		}
 	}
@@ -711,6 +764,7 @@ static int write_block(struct gr_writer *w, int t)
 	w->st.blocks++;
 	w->st.payload_bytes += w->payload.len;
 	w->seg_events += tb->n;
+	w->txn_events += tb->n;
 	if (tb->ts_min < w->seg_ts_min)
 		w->seg_ts_min = tb->ts_min;
 	if (tb->ts_max > w->seg_ts_max)
@@ -824,13 +878,9 @@ int gr_writer__flush(struct gr_writer *w)
 	int err = 0;
 	for (int t = 0; t < GR_NTABLES && !err; t++)
 		err = write_block(w, t);
-	if (w->in_txn) {
-		w->in_txn = 0;
-		if (exec_sql(w, err ? "ROLLBACK" : "COMMIT"))
-			err = err ? err : -EIO;
-	}
-	if (err)
-		return err;
+	int e2 = end_txn(w, !err);
+	if (err || e2)
+		return err ? err : e2;
 	sqlite3_int64 bytes = 0;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(w->db, "SELECT page_count * page_size FROM "
@@ -1126,6 +1176,7 @@ int gr_writer__close(struct gr_writer *w)
 	free(w->seg_has);
 	free(w->hash);
 	free(w->sealed);
+	free(w->txn_ids);
 	free(w->perm);
 	free(w->grp);
 	free(w->gstart);
