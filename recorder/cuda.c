@@ -677,9 +677,9 @@ static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
 		c->st.files_attached += probes > 0;
 		c->st.probes += (uint64_t)probes;
 		LOG(c, "attached %d probes (%d entry points%s) to %s "
-		       "(dev %u:%u inode %" PRIu64 ")%s", probes, apis,
+		       "(dev %u:%u inode %" PRIu64 ")", probes, apis,
 		    failed ? ", some failed" : "", shown, major(dev),
-		    minor(dev), ino, failed ? "" : "");
+		    minor(dev), ino);
 		if (failed)
 			LOG(c, "%s: %d entry points could not be attached",
 			    shown, failed);
@@ -772,6 +772,8 @@ int gr_cuda__scan_all(struct gr_cuda *c)
 int gr_cuda__take_execs(struct gr_cuda *c, int *pids, int max)
 {
 	int n = c->nexecs < max ? c->nexecs : max;
+	if (n <= 0)
+		return 0; /* execs may still be NULL */
 	memcpy(pids, c->execs, (size_t)n * sizeof(int));
 	memmove(c->execs, c->execs + n, (size_t)(c->nexecs - n) * sizeof(int));
 	c->nexecs -= n;
@@ -867,8 +869,7 @@ int gr_cuda__fd(struct gr_cuda *c)
 
 int gr_cuda__poll(struct gr_cuda *c)
 {
-	int n = ring_buffer__consume(c->rb);
-	return n < 0 ? n : n;
+	return ring_buffer__consume(c->rb);
 }
 
 void gr_cuda__report_drops(struct gr_cuda *c, int64_t now_ns)
