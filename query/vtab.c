@@ -403,10 +403,9 @@ static int next_block(struct cursor *c)
 		if (rc < 0) {
 			char *path = c->seg->path;
 			if (rc == -EBADMSG) {
-				/* Warn for each bad block, not once per file. */
-				q->warned[c->si] = 0;
-				qwarn(q, c->si, "%s: %s, skipped", path, err);
-				q->warned[c->si] = 0;
+				/* Each bad block warns (si -1: not once per
+				 * file). */
+				qwarn(q, -1, "%s: %s, skipped", path, err);
 				free(err);
 				continue;
 			}

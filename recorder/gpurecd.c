@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -284,16 +285,11 @@ static void attach_known_paths(void)
 		"/usr/local/nvidia/lib64/libcuda.so*",
 	};
 	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
-		char cmd[512];
-		snprintf(cmd, sizeof(cmd), "ls -1 %s 2>/dev/null", globs[i]);
-		FILE *p = popen(cmd, "r");
-		char line[4096];
-		while (p && fgets(line, sizeof(line), p)) {
-			line[strcspn(line, "\n")] = 0;
-			gr_cuda__attach_path(d.cuda, line);
-		}
-		if (p)
-			pclose(p);
+		glob_t g = { 0 };
+		if (glob(globs[i], 0, NULL, &g) == 0)
+			for (size_t k = 0; k < g.gl_pathc; k++)
+				gr_cuda__attach_path(d.cuda, g.gl_pathv[k]);
+		globfree(&g);
 	}
 	for (int i = 0; i < d.cfg.ncuda_libs; i++) {
 		int r = gr_cuda__attach_path(d.cuda, d.cfg.cuda_libs[i]);

@@ -59,6 +59,59 @@ int gr_segment_name_ok(const char *name)
 	return 1;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int gr_segments__list(const char *dir, char ***out, int *nout)
+{
+	DIR *d = opendir(dir);
+	char **names = NULL;
+	int n = 0, cap = 0, err = 0;
+	struct dirent *de;
+
+	*out = NULL;
+	*nout = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!gr_segment_name_ok(de->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **p = realloc(names, (size_t)cap * sizeof(*p));
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			names = p;
+		}
+		if (!(names[n] = strdup(de->d_name))) {
+			err = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (err) {
+		gr_segments__free(names, n);
+		return err;
+	}
+	if (n)
+		qsort(names, (size_t)n, sizeof(*names), cmp_names);
+	*out = names;
+	*nout = n;
+	return 0;
+}
+
+void gr_segments__free(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 static int meta_text(sqlite3 *db, const char *key, char **out)
 {
 	sqlite3_stmt *st;

@@ -201,6 +201,11 @@ void gr_catalog__free(struct gr_catalog *c);
 /* Returns 1 if name looks like a segment file name. */
 int gr_segment_name_ok(const char *name);
 
+/* Lists the segment file names of dir, sorted (= by time), into a
+ * malloc'd array of malloc'd names.  Returns 0 or -errno. */
+int gr_segments__list(const char *dir, char ***names, int *n);
+void gr_segments__free(char **names, int n);
+
 /* ---- Verify ------------------------------------------------------------ */
 
 /* Checks every block checksum of every segment in dir, each sealed

@@ -11,7 +11,6 @@
  *      and every sealed segment the manifest lists and retention did not
  *      delete is present (catches removed, inserted or reordered files).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <sqlite3.h>
@@ -103,35 +102,13 @@ int gr_verify__dir(const char *dir, void *out_file, int verbose)
 {
 	struct vctx v = { out_file, dir, 0, verbose };
 	struct gr_manifest m;
-	char **names = NULL, path[4200], hex[65];
-	int n = 0, cap = 0, rc;
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	char **names, path[4200], hex[65];
+	int n, rc;
 
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!gr_segment_name_ok(de->d_name))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **p = realloc(names, (size_t)cap * sizeof(*p));
-			if (!p) {
-				closedir(d);
-				free(names);
-				return -ENOMEM;
-			}
-			names = p;
-		}
-		names[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	if (n)
-		qsort(names, (size_t)n, sizeof(*names), cmp_str);
+	if ((rc = gr_segments__list(dir, &names, &n)))
+		return rc;
 	if ((rc = gr_manifest__read(dir, &m))) {
-		for (int i = 0; i < n; i++)
-			free(names[i]);
-		free(names);
+		gr_segments__free(names, n);
 		return rc;
 	}
 	if (m.bad_lines)
@@ -212,8 +189,6 @@ int gr_verify__dir(const char *dir, void *out_file, int verbose)
 		free(seg_prev);
 	}
 	gr_manifest__free(&m);
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	gr_segments__free(names, n);
 	return v.problems;
 }

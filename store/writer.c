@@ -23,7 +23,6 @@
  * ever unlinks sealed files, so it costs the writer one unlink per segment
  * and never waits on readers.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -906,11 +905,6 @@ int gr_writer__rotate(struct gr_writer *w)
 
 /* ---- open / close ------------------------------------------------------ */
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Reads what a crashed segment holds, so its seal line is right.
  * Returns 0, or -EIO if it cannot be read (then it is left alone). */
 static int recover_meta(struct gr_writer *w)
@@ -938,39 +932,16 @@ static int recover_meta(struct gr_writer *w)
 static int scan_dir(struct gr_writer *w)
 {
 	struct gr_manifest m;
-	DIR *d = opendir(w->dir);
-	char **names = NULL;
-	int n = 0, cap = 0, err = 0;
-	struct dirent *de;
+	char **names;
+	int n, err;
 
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!gr_segment_name_ok(de->d_name))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **p = realloc(names, (size_t)cap * sizeof(*p));
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			names = p;
-		}
-		if (!(names[n] = strdup(de->d_name))) {
-			err = -ENOMEM;
-			break;
-		}
-		n++;
-	}
-	closedir(d);
-	if (!err && (err = gr_manifest__read(w->dir, &m)))
+	if ((err = gr_segments__list(w->dir, &names, &n)))
+		return err;
+	if ((err = gr_manifest__read(w->dir, &m))) {
 		wlog(w, "cannot read %s/%s: %s", w->dir, GR_MANIFEST,
 		     strerror(-err));
-	if (err)
 		goto out;
-	if (n)
-		qsort(names, (size_t)n, sizeof(*names), cmp_names);
+	}
 	snprintf(w->prev_sha, sizeof(w->prev_sha), "-");
 	for (int i = m.n - 1; i >= 0; i--) {
 		snprintf(w->prev_sha, sizeof(w->prev_sha), "%s", m.e[i].sha256);
@@ -1020,9 +991,7 @@ static int scan_dir(struct gr_writer *w)
 	}
 	gr_manifest__free(&m);
 out:
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	gr_segments__free(names, n);
 	return err;
 }
 

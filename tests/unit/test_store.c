@@ -572,9 +572,7 @@ TEST(failed_block_write_drops_not_overflows)
 	CHECK(w);
 	int64_t v[GR_MAX_COLS] = { 0 };
 	v[GR_runq_comm] = gr_writer__intern(w, "t", 1);
-	/* Make block writes fail: the segment's file becomes read-only
-	 * underneath SQLite by closing its write path (a read-only
-	 * reopen is not possible here), so drop the table it writes to. */
+	/* Make every block write fail: drop the table blocks go to. */
 	sqlite3 *h;
 	CHECK_EQ_INT(sqlite3_open(gr_writer__segment_path(w), &h), SQLITE_OK);
 	CHECK_EQ_INT(sqlite3_exec(h, "DROP TABLE blocks", NULL, NULL, NULL),
