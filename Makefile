@@ -115,6 +115,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops
 	   echo "0 passed, 1 failed"; exit 1; \
 	 else echo "skip ringbuf test: not root"; fi
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
 
 # make test: every test, sanitized; the last line counts them all.
 test:

@@ -10,6 +10,21 @@
  * symbols.  Uprobes attach to the file, so every process that maps it, now
  * or later, is covered.
  *
+ * Which layer records a launch: libcuda sees every launch (the runtime's,
+ * cuBLAS's, Triton's), and a uprobe hit is the whole cost of recording
+ * one, so a runtime launch must not trap in libcudart too.  Where a driver
+ * is attached, the runtime's launch entry points are left alone and each
+ * launch is recorded once, at the driver, named from the load-time calls
+ * that made its handle.  Two exceptions keep the runtime's launch probes:
+ * a host with no driver at all (nothing else would see a launch), and a
+ * process that predates gpurecd, whose driver handles were made unseen
+ * and whose launches are named instead from the runtime's host stubs;
+ * those probes carry the process's pid, so the kernel inserts them into
+ * that process alone.  Other calls (copies, allocations, syncs, graphs)
+ * stay hooked on both layers and are folded into one row (bpf/cuda.bpf.c):
+ * they are rarer, and the runtime's arguments (a copy's direction) say
+ * more than the driver's.
+ *
  * Decoding: the BPF side hands over raw argument registers, stack slots
  * and struct bytes; this file turns them into rows, per the API's shape.
  *
@@ -32,6 +47,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/types.h>
@@ -113,6 +129,29 @@ static void *hmap_put(struct hmap *m, uint64_t k1, uint64_t k2, void *v)
 struct seen {
 	int probes;
 	char *path;
+	int driver;          /* defines the driver's launch entry points */
+	int nrt;             /* runtime launch entry points it defines */
+	struct rt_entry {
+		int api;
+		uint64_t off;
+	} rt[8];
+};
+
+/* A growable array of links. */
+struct linkvec {
+	struct bpf_link **v;
+	int n, cap;
+};
+
+/* What gpurecd knows of a process beyond its mappings: whether it started
+ * before the driver layer was attached, and the runtime launch probes
+ * attached for it alone (see "Which layer records a launch" above). */
+struct proc {
+	uint64_t start_ticks;     /* /proc/PID/stat starttime: pid reuse */
+	int old;                  /* started before the first full scan */
+	struct linkvec links;     /* pid-filtered runtime launch probes */
+	uint64_t files[8][2];     /* (dev, ino) those probes sit on */
+	int nfiles;
 };
 
 struct mapping {
@@ -134,9 +173,14 @@ struct gr_cuda {
 	struct gr_cuda_opts o;
 	struct cuda_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
-	int nlinks, links_cap;
+	struct linkvec links;     /* every global probe */
+	struct linkvec rt_links;  /* global runtime launch probes: only while
+	                           * no driver is attached */
+	int have_driver;          /* a libcuda is attached */
+	uint64_t old_before_ns;   /* processes started before this (boot
+	                           * time) predate the driver probes */
 	struct hmap seen;     /* (dev, ino) -> struct seen */
+	struct hmap procs;    /* (pid, 0) -> struct proc */
 	struct hmap elfs;     /* (dev, ino) -> struct gr_elf, for naming */
 	struct hmap maps;     /* (pid, 0) -> struct pidmaps */
 	struct hmap names;    /* (pid, handle) -> struct kname */
@@ -542,9 +586,13 @@ static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 	}
 	default: /* GR_SH_NAME */
 		t = GR_T_cuda_api;
-		v[GR_cuda_api_ret] = ret;
-		if (ret != 0)
-			break;
+		if (a->noret) {
+			nm |= 1ull << GR_cuda_api_ret; /* void: rax is junk */
+		} else {
+			v[GR_cuda_api_ret] = ret;
+			if (ret != 0)
+				break;
+		}
 		if (strcmp(a->sym, "cuKernelGetFunction") == 0) {
 			struct kname *k = hmap_get(&c->names, e->pid, x[1]);
 			if (k)
@@ -609,18 +657,80 @@ static int on_record(void *ctx, void *data, size_t len)
 
 /* ---- attaching ------------------------------------------------------------- */
 
-static int add_link(struct gr_cuda *c, struct bpf_link *l)
+static int linkvec_add(struct linkvec *lv, struct bpf_link *l)
 {
-	if (c->nlinks == c->links_cap) {
-		int cap = c->links_cap ? c->links_cap * 2 : 256;
-		void *p = realloc(c->links, (size_t)cap * sizeof(*c->links));
+	if (lv->n == lv->cap) {
+		int cap = lv->cap ? lv->cap * 2 : 64;
+		void *p = realloc(lv->v, (size_t)cap * sizeof(*lv->v));
 		if (!p)
 			return -ENOMEM;
-		c->links = p;
-		c->links_cap = cap;
+		lv->v = p;
+		lv->cap = cap;
 	}
-	c->links[c->nlinks++] = l;
+	lv->v[lv->n++] = l;
 	return 0;
+}
+
+static void linkvec_free(struct linkvec *lv)
+{
+	for (int i = 0; i < lv->n; i++)
+		bpf_link__destroy(lv->v[i]);
+	free(lv->v);
+	*lv = (struct linkvec){ 0 };
+}
+
+static int is_rt_launch(int id)
+{
+	return gr_apis[id].shape == GR_SH_LAUNCH_RT ||
+	       gr_apis[id].shape == GR_SH_LAUNCH_RT_EX;
+}
+
+/* Attaches the entry and return programs for api id at off of path, for
+ * one process (pid > 0) or all (-1), adding both links to lv.  Returns 0
+ * or -errno; on failure nothing stays attached (a lone entry probe would
+ * leave frames that never pop). */
+static int attach_api(struct gr_cuda *c, const char *path, int id,
+		      uint64_t off, int pid, struct linkvec *lv)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = gr_api__cookie(id));
+	struct bpf_link *in = bpf_program__attach_uprobe_opts(
+		c->skel->progs.cuda_entry, pid, path, off, &uo);
+	uo.retprobe = true;
+	struct bpf_link *out = in ? bpf_program__attach_uprobe_opts(
+		c->skel->progs.cuda_return, pid, path, off, &uo) : NULL;
+	if (!in || !out) {
+		int err = -errno;
+		bpf_link__destroy(in);
+		return err ? err : -EINVAL;
+	}
+	if (linkvec_add(lv, in) || linkvec_add(lv, out)) {
+		/* The vector keeps what it took: destroy only the rest. */
+		if (lv->n && lv->v[lv->n - 1] == in)
+			lv->n--;
+		bpf_link__destroy(in);
+		bpf_link__destroy(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The first driver seen: from now on it records every launch, so the
+ * runtime's launch probes (attached while there was none) would only make
+ * each runtime launch trap twice.  They go; processes that predate the
+ * driver's probes get theirs back per pid (rt_for_pid). */
+static void driver_arrived(struct gr_cuda *c, const char *path)
+{
+	if (c->have_driver)
+		return;
+	c->have_driver = 1;
+	LOG(c, "cuda: driver %s records every launch; runtime launch entry "
+	       "points are attached only to processes older than gpurecd",
+	    path);
+	if (c->rt_links.n) {
+		c->st.probes -= (uint64_t)c->rt_links.n;
+		LOG(c, "cuda: detached %d runtime launch probes", c->rt_links.n);
+		linkvec_free(&c->rt_links);
+	}
 }
 
 /* Attaches every hooked symbol the ELF at path defines.  shown is the
@@ -641,30 +751,25 @@ static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
 	struct gr_elf *e = gr_elf__open(path);
 	if (!e)
 		return 0; /* not an ELF we can read: nothing to hook */
-	int probes = 0, apis = 0, failed = 0;
+	uint64_t off;
+	s->driver = gr_elf__find(e, "cuLaunchKernel", &off, 1) > 0;
+	if (s->driver)
+		driver_arrived(c, shown);
+	int probes = 0, apis = 0, failed = 0, err = 0;
 	for (int id = 0; id < gr_napis; id++) {
 		uint64_t offs[4];
 		int n = gr_elf__find(e, gr_apis[id].sym, offs, 4);
+		int rt = is_rt_launch(id);
 		for (int k = 0; k < n; k++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, uo,
-				    .bpf_cookie = gr_api__cookie(id));
-			struct bpf_link *in = bpf_program__attach_uprobe_opts(
-				c->skel->progs.cuda_entry, -1, path, offs[k], &uo);
-			uo.retprobe = true;
-			struct bpf_link *out = in ? bpf_program__attach_uprobe_opts(
-				c->skel->progs.cuda_return, -1, path, offs[k],
-				&uo) : NULL;
-			if (!in || !out) {
-				/* Both or neither: a lone entry would leave
-				 * frames that never pop. */
-				bpf_link__destroy(in);
+			if (rt && s->nrt < (int)(sizeof(s->rt) / sizeof(s->rt[0])))
+				s->rt[s->nrt++] = (struct rt_entry){ id, offs[k] };
+			if (rt && c->have_driver)
+				continue; /* per pid only: rt_for_pid */
+			int r = attach_api(c, path, id, offs[k], -1,
+					   rt ? &c->rt_links : &c->links);
+			if (r) {
 				failed++;
-				continue;
-			}
-			if (add_link(c, in) || add_link(c, out)) {
-				bpf_link__destroy(in);
-				bpf_link__destroy(out);
-				failed++;
+				err = r;
 				continue;
 			}
 			probes += 2;
@@ -673,16 +778,17 @@ static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
 	}
 	gr_elf__close(e);
 	s->probes = probes;
-	if (probes || failed) {
+	if (probes || failed || s->nrt) {
 		c->st.files_attached += probes > 0;
 		c->st.probes += (uint64_t)probes;
 		LOG(c, "attached %d probes (%d entry points%s) to %s "
 		       "(dev %u:%u inode %" PRIu64 ")", probes, apis,
-		    failed ? ", some failed" : "", shown, major(dev),
-		    minor(dev), ino);
+		    s->nrt && c->have_driver ?
+		    "; runtime launches left to the driver" : "",
+		    shown, major(dev), minor(dev), ino);
 		if (failed)
-			LOG(c, "%s: %d entry points could not be attached",
-			    shown, failed);
+			LOG(c, "%s: %d entry points could not be attached: %s",
+			    shown, failed, strerror(-err));
 	}
 	return probes;
 }
@@ -695,6 +801,105 @@ int gr_cuda__attach_path(struct gr_cuda *c, const char *path)
 	if (!S_ISREG(sb.st_mode))
 		return -EINVAL;
 	return attach_elf(c, path, path, sb.st_dev, sb.st_ino);
+}
+
+/* starttime (field 22 of /proc/PID/stat), in clock ticks after boot, or 0. */
+static uint64_t start_ticks(int pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: fields start after the last
+	 * ')'; starttime is the 20th after it. */
+	char *p = strrchr(buf, ')');
+	for (int f = 0; p && f < 20; f++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	linkvec_free(&p->links);
+	free(p);
+}
+
+/* pid's struct proc, made (or remade, if the pid was reused) on demand. */
+static struct proc *proc_get(struct gr_cuda *c, int pid)
+{
+	uint64_t st = start_ticks(pid);
+	struct proc *p = hmap_get(&c->procs, (uint64_t)pid, 0);
+	if (p && p->start_ticks == st)
+		return p;
+	struct proc *n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->start_ticks = st;
+	long hz = sysconf(_SC_CLK_TCK);
+	n->old = st && hz > 0 && c->old_before_ns &&
+		 st * (1000000000ull / (uint64_t)hz) < c->old_before_ns;
+	if (hmap_put(&c->procs, (uint64_t)pid, 0, n) == n) {
+		free(n);
+		return NULL;
+	}
+	proc_free(p);
+	return n;
+}
+
+/* A process that predates gpurecd made its driver handles unseen, so its
+ * driver launches cannot be named; its runtime launches can, from their
+ * host stubs.  Attach the runtime launch probes for it alone (a uprobe
+ * with a pid filter is inserted only into that process). */
+static int rt_for_pid(struct gr_cuda *c, int pid, const struct pidmaps *pm)
+{
+	struct proc *p = NULL;
+	int total = 0;
+	char path[128];
+	for (int i = 0; i < pm->n; i++) {
+		const struct mapping *m = &pm->m[i];
+		struct seen *s = hmap_get(&c->seen, m->dev, m->ino);
+		if (!s || !s->nrt)
+			continue;
+		if (!p && (!(p = proc_get(c, pid)) || !p->old))
+			return 0;
+		int k, full = p->nfiles == (int)(sizeof(p->files) /
+						 sizeof(p->files[0]));
+		for (k = 0; k < p->nfiles; k++)
+			if (p->files[k][0] == m->dev && p->files[k][1] == m->ino)
+				break;
+		if (k < p->nfiles || full)
+			continue;
+		p->files[p->nfiles][0] = m->dev;
+		p->files[p->nfiles++][1] = m->ino;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
+			 "-%" PRIx64, pid, m->start, m->end);
+		int n = 0, err = 0;
+		for (int j = 0; j < s->nrt; j++) {
+			int r = attach_api(c, path, s->rt[j].api, s->rt[j].off,
+					   pid, &p->links);
+			if (r)
+				err = r;
+			else
+				n += 2;
+		}
+		if (err)
+			LOG(c, "cuda: pid %d: runtime launch probes on %s: %s",
+			    pid, s->path, strerror(-err));
+		if (n)
+			LOG(c, "cuda: pid %d predates gpurecd: %d runtime launch "
+			       "probes on %s for it alone", pid, n, s->path);
+		c->st.probes += (uint64_t)n;
+		total += n;
+	}
+	return total;
 }
 
 int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
@@ -721,8 +926,10 @@ int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
 	}
 	for (int i = 0; i < pm->n && !uses_cuda; i++) {
 		struct seen *s = hmap_get(&c->seen, pm->m[i].dev, pm->m[i].ino);
-		uses_cuda = s && s->probes > 0;
+		uses_cuda = s && (s->probes > 0 || s->nrt > 0);
 	}
+	if (uses_cuda && c->have_driver)
+		total += rt_for_pid(c, pid, pm);
 	/* A CUDA process's executable holds the host stubs its launches
 	 * name: read its symbols now, while it runs, so launches of a
 	 * process that exits at once are still named. */
@@ -740,6 +947,15 @@ int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
 
 int gr_cuda__scan_all(struct gr_cuda *c)
 {
+	/* The first full scan follows the driver's attachment (the daemon
+	 * attaches known library paths first): whatever started before it
+	 * made driver handles gpurecd never saw. */
+	if (!c->old_before_ns) {
+		struct timespec ts;
+		clock_gettime(CLOCK_BOOTTIME, &ts);
+		c->old_before_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+				   (uint64_t)ts.tv_nsec;
+	}
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	int total = 0;
@@ -765,6 +981,13 @@ int gr_cuda__scan_all(struct gr_cuda *c)
 		/* Keep the entry (events may still be queued) but drop its
 		 * mappings; it is reused if the pid comes back. */
 		free_maps(h->v);
+		struct proc *pr = hmap_get(&c->procs, h->k1, 0);
+		if (pr && pr->links.n) {
+			/* Its probes can fire no more: give them back. */
+			c->st.probes -= (uint64_t)pr->links.n;
+			linkvec_free(&pr->links);
+			pr->nfiles = 0;
+		}
 	}
 	return total;
 }
@@ -812,8 +1035,10 @@ struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
 		LOG(c, "cuda: cannot attach raw_tp/sched_process_exec (%s): "
 		       "processes started later are found by rescans only",
 		    strerror(errno));
-	else if ((err = add_link(c, l)))
+	else if ((err = linkvec_add(&c->links, l))) {
+		bpf_link__destroy(l);
 		goto fail;
+	}
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record,
 				 c, NULL);
 	if (!c->rb) {
@@ -832,9 +1057,11 @@ void gr_cuda__close(struct gr_cuda *c)
 {
 	if (!c)
 		return;
-	for (int i = 0; i < c->nlinks; i++)
-		bpf_link__destroy(c->links[i]);
-	free(c->links);
+	linkvec_free(&c->links);
+	linkvec_free(&c->rt_links);
+	for (size_t i = 0; i < c->procs.cap; i++)
+		proc_free(c->procs.e[i].v);
+	free(c->procs.e);
 	ring_buffer__free(c->rb);
 	cuda_bpf__destroy(c->skel);
 	for (size_t i = 0; i < c->seen.cap; i++)

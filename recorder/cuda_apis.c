@@ -210,7 +210,8 @@ const struct gr_api gr_apis[] = {
 	NAME("cuModuleGetFunction", 0, N, 2),
 	NAME("cuLibraryGetKernel", 0, N, 2),
 	NAME("cuKernelGetFunction", 0, 1, N),
-	NAME("__cudaRegisterFunction", N, 1, 2),
+	{ .sym = "__cudaRegisterFunction", .shape = GR_SH_NAME, BASE,
+	  .handle = 1, .name = 2, .noret = 1 },
 };
 
 const int gr_napis = sizeof(gr_apis) / sizeof(gr_apis[0]);

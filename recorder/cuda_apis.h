@@ -39,6 +39,7 @@ struct gr_api {
 	uint8_t strct_off;     /* offset copied from, bytes (multiple of 8) */
 	int8_t name;           /* C-string argument, or -1 */
 	uint8_t async;
+	uint8_t noret;         /* returns void: no return code */
 	const char *op;        /* cuda_mem / cuda_graph op */
 };
 

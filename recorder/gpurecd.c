@@ -276,13 +276,15 @@ static void resolve_auto_sizes(void)
  * processes started later are covered from their first call. */
 static void attach_known_paths(void)
 {
+	/* The driver first: once one is attached, the runtime's launch
+	 * entry points are left to it (recorder/cuda.c). */
 	static const char *const globs[] = {
-		"/usr/local/cuda*/lib64/libcudart.so*",
-		"/usr/local/cuda*/targets/*/lib/libcudart.so*",
-		"/usr/lib/x86_64-linux-gnu/libcudart.so*",
 		"/usr/lib/x86_64-linux-gnu/libcuda.so*",
 		"/usr/lib64/libcuda.so*",
 		"/usr/local/nvidia/lib64/libcuda.so*",
+		"/usr/local/cuda*/lib64/libcudart.so*",
+		"/usr/local/cuda*/targets/*/lib/libcudart.so*",
+		"/usr/lib/x86_64-linux-gnu/libcudart.so*",
 	};
 	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
 		glob_t g = { 0 };

@@ -11,26 +11,11 @@
 # Not root, no nvcc or no BPF: skipped with a reason, except under CI=true,
 # where that is a failure.
 set -uo pipefail
-GPUREC=${GPUREC:-build/gpurec}
-GPURECD=${GPURECD:-build/gpurecd}
+SUITE=cuda
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 CUDA_LIB=${CUDA_LIB:-/usr/local/cuda/lib64}
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
-eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
-skip() {
-	if [ "${CI:-}" = true ]; then echo "FAIL cuda tests cannot run in CI: $1"; echo "0 passed, 1 failed"; exit 1; fi
-	echo "skip cuda tests: $1"; echo "0 passed, 0 failed, 1 skipped"; exit 0
-}
-[ "$(id -u)" = 0 ] || skip "not root"
-[ -x "$NVCC" ] || skip "no nvcc at $NVCC"
-[ -e /sys/kernel/btf/vmlinux ] || skip "no kernel BTF"
-
-T=$(mktemp -d /tmp/gpurec-cuda.XXXXXX)
-D="$T/data"
-cleanup() { [ -n "${dpid:-}" ] && kill "$dpid" 2>/dev/null; chattr -R -i "$T" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
+[ -x "$NVCC" ] || { . "$(dirname "$0")/lib.sh"; skip "no nvcc at $NVCC"; }
+. "$(dirname "$0")/lib.sh"
 
 # Build the program both ways (once per tree: cached under build/).
 mkdir -p build/cuda-tests
@@ -39,16 +24,13 @@ for v in shared static; do
 	if [ ! -x "$out" ] || [ tests/cuda/calls.cu -nt "$out" ]; then
 		flag=""; [ $v = shared ] && flag="-cudart shared"
 		"$NVCC" $flag -o "$out" tests/cuda/calls.cu 2>"$T/nvcc.log" ||
-			{ cat "$T/nvcc.log"; bad "nvcc $v" "build failed"; echo "$pass passed, $fail failed"; exit 1; }
+			{ cat "$T/nvcc.log"; bad "nvcc $v" "build failed"; finish; exit 1; }
 	fi
 done
 mkdir -p "$T/venv/lib"
 cp "$CUDA_LIB"/libcudart.so.13* "$T/venv/lib/"
 
-"$GPURECD" --data "$D" --flush-interval 100 --config /dev/null >"$T/gpurecd.log" 2>&1 &
-dpid=$!
-for _ in $(seq 100); do grep -q "gpurecd: ready" "$T/gpurecd.log" && break; sleep 0.1; done
-grep -q "gpurecd: ready" "$T/gpurecd.log" || { cat "$T/gpurecd.log"; skip "gpurecd did not start (BPF unavailable?)"; }
+start_gpurecd
 
 # (a) shared cudart: attached at start from the toolkit's path.
 build/cuda-tests/calls_shared 0 0.5 >"$T/a.out" & pa=$!; wait $pa
@@ -58,13 +40,11 @@ build/cuda-tests/calls_static 0.7 0.5 >"$T/b.out" & pb=$!; wait $pb
 # (c) a libcudart copy gpurecd has never seen, in a process started now.
 LD_LIBRARY_PATH="$T/venv/lib" build/cuda-tests/calls_shared 0.7 0.5 >"$T/c.out" & pc=$!; wait $pc
 sleep 0.3
-kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
-eq "gpurecd exits 0 on SIGTERM" "$rc" 0
+stop_gpurecd
 grep -q "attached .*libcudart.*inode $(stat -L -c %i "$CUDA_LIB/libcudart.so.13"))" "$T/gpurecd.log" && ok "logs the toolkit's libcudart" || bad "attach log" "$(cat "$T/gpurecd.log")"
 grep -q "attached .* to $T/venv/lib/libcudart.so" "$T/gpurecd.log" && ok "logs the venv copy" || bad "venv attach log" "$(grep attached "$T/gpurecd.log")"
 grep -q "attached .*calls_static" "$T/gpurecd.log" && ok "logs the static executable" || bad "static attach log" "$(grep attached "$T/gpurecd.log")"
 
-q() { "$GPUREC" --data "$D" --format csv sql "$1" | tr -d '\r' | tail -n +2 | tr '\n' ' '; }
 for case in a:$pa b:$pb c:$pc; do
 	n=${case%%:*} pid=${case#*:}
 	eq "($n) launches: dims, smem, stream, names, api, ret" \
@@ -88,6 +68,4 @@ for case in a:$pa b:$pb c:$pc; do
 done
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
 "$GPUREC" --data "$D" verify >/dev/null 2>&1; eq "the recording verifies" "$?" 0
-
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -1,0 +1,82 @@
+/* libcuda.c - a mock CUDA driver for gpurecd's CI test of the driver layer
+ * (tests/cuda/driver.sh): the real entry points' names and prototypes,
+ * doing nothing but hand out handles.  The CI machines have no GPU, so the
+ * real libcuda is never reached there. */
+#include <string.h>
+
+#include "mockcuda.h"
+
+#define API __attribute__((visibility("default"), noinline))
+
+static unsigned long next_handle = 0x7f0000001000ul;
+
+static void *handle(void)
+{
+	next_handle += 0x100;
+	return (void *)next_handle;
+}
+
+API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	(void)m;
+	/* The real driver reads the name (so gpurecd, reading it at
+	 * return, finds its page present). */
+	if (!f || !name || !strlen(name))
+		return 1; /* CUDA_ERROR_INVALID_VALUE */
+	*f = handle();
+	return 0;
+}
+
+API CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary l, const char *name)
+{
+	(void)l;
+	if (!k || !name || !strlen(name))
+		return 1;
+	*k = handle();
+	return 0;
+}
+
+/* Not an entry point: the two launch calls must not call each other (a
+ * nested call would be folded, and this test is about one layer). */
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		       unsigned bx, unsigned by, unsigned bz)
+{
+	if (!f)
+		return 400; /* CUDA_ERROR_INVALID_HANDLE */
+	return gx && gy && gz && bx && by && bz ? 0 : 1;
+}
+
+API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
+			    unsigned gz, unsigned bx, unsigned by, unsigned bz,
+			    unsigned smem, CUstream s, void **params,
+			    void **extra)
+{
+	(void)s, (void)params, (void)extra, (void)smem;
+	return launch(f, gx, gy, gz, bx, by, bz);
+}
+
+API CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f,
+			      void **params, void **extra)
+{
+	(void)params, (void)extra;
+	return launch(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
+		      cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ);
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+	if (!p || !bytes)
+		return 1;
+	*p = (CUdeviceptr)handle();
+	return 0;
+}
+
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
+{
+	return dst && src && bytes ? 0 : 1;
+}
+
+API CUresult cuCtxSynchronize(void)
+{
+	return 0;
+}

@@ -1,0 +1,56 @@
+/* libcudart.c - a mock CUDA runtime over the mock driver, shaped like the
+ * real one where gpurecd cares: __cudaRegisterFunction records host stub ->
+ * device name; the first launch of a kernel gets its handle with
+ * cuLibraryGetKernel (lazy loading), and every launch calls cuLaunchKernel;
+ * cudaMalloc and cudaMemcpy call the driver's cuMemAlloc_v2 and
+ * cuMemcpyHtoD_v2.  So one runtime call crosses two hooked layers, as on a
+ * GPU host. */
+#include <string.h>
+
+#include "mockcuda.h"
+
+#define API __attribute__((visibility("default"), noinline))
+
+static struct {
+	const void *stub;
+	const char *name;
+	CUkernel k;
+} fns[16];
+static int nfns;
+
+API void __cudaRegisterFunction(void **handle, const char *hostFun,
+				char *deviceFun, const char *deviceName,
+				int threadLimit, void *tid, void *bid,
+				dim3 *bDim, dim3 *gDim, int *wSize)
+{
+	(void)handle, (void)deviceName, (void)threadLimit, (void)tid;
+	(void)bid, (void)bDim, (void)gDim, (void)wSize;
+	if (nfns < 16)
+		fns[nfns].stub = hostFun, fns[nfns++].name = deviceFun;
+}
+
+API int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
+			 size_t smem, void *stream)
+{
+	for (int i = 0; i < nfns; i++) {
+		if (fns[i].stub != func)
+			continue;
+		if (!fns[i].k && cuLibraryGetKernel(&fns[i].k, NULL, fns[i].name))
+			return 98; /* cudaErrorInvalidDeviceFunction */
+		return cuLaunchKernel((CUfunction)fns[i].k, grid.x, grid.y,
+				      grid.z, block.x, block.y, block.z,
+				      (unsigned)smem, stream, args, NULL);
+	}
+	return 98;
+}
+
+API int cudaMalloc(void **p, size_t bytes)
+{
+	return cuMemAlloc_v2((CUdeviceptr *)p, bytes);
+}
+
+API int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
+{
+	(void)kind;
+	return cuMemcpyHtoD_v2((CUdeviceptr)dst, src, bytes);
+}
