@@ -30,8 +30,8 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/manifest.c store/verify.c store/sha256.c common/parse.c
 QUERY_SRC := query/main.c query/vtab.c query/output.c query/aggregates.c
 SYNTH_SRC := bench/synth.c
-REC_SRC   := recorder/gpurecd.c recorder/config.c recorder/cuda.c \
-             recorder/cuda_apis.c recorder/elfsyms.c
+REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c
+REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
@@ -101,6 +101,22 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/run.sh
 
+# A mock CUDA driver and runtime (tests/cuda/mock): the driver layer's
+# test and the probe-cost bench call through them on machines with no GPU.
+MOCK := $(B)/cuda-tests/mock
+MOCK_LIBS := $(MOCK)/libcuda.so.1 $(MOCK)/libcudart.so.13
+MOCK_CFLAGS := -O1 -g -Wall -Wextra -fPIC -shared
+$(MOCK)/libcuda.so.1: tests/cuda/mock/libcuda.c tests/cuda/mock/mockcuda.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MOCK_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ $<
+$(MOCK)/libcudart.so.13: tests/cuda/mock/libcudart.c \
+		tests/cuda/mock/mockcuda.h $(MOCK)/libcuda.so.1
+	$(CC) $(MOCK_CFLAGS) -Wl,-soname,libcudart.so.13 -o $@ $< \
+	  -L$(MOCK) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+$(B)/cuda-tests/drv_calls: tests/cuda/drv_calls.c $(MOCK_LIBS)
+	$(CC) -O1 -g -Wall -Wextra -Itests/cuda -o $@ $< -L$(MOCK) \
+	  -l:libcudart.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/mock'
+
 # Root and eBPF: gpurecd records real CUDA programs (skips only outside CI).
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
 $(B)/asan/test_ringbuf_drops: $(call obj,$(B)/asan,tests/bpf/test_ringbuf_drops.c \
@@ -109,7 +125,8 @@ $(B)/asan/test_ringbuf_drops: $(call obj,$(B)/asan,tests/bpf/test_ringbuf_drops.
 	$(CC) $(SAN) -o $@ $^ $(RLIBS)
 $(B)/asan/obj/tests/bpf/test_ringbuf_drops.o: $(B)/cuda.skel.h
 
-bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops
+bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
+		$(B)/cuda-tests/drv_calls
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
 	   echo "0 passed, 1 failed"; exit 1; \
@@ -128,12 +145,12 @@ test:
 
 $(B)/obj/bench/probe_cost.o: $(B)/cuda.skel.h $(B)/probe_cost.skel.h
 $(B)/obj/bench/probe_cost.o: CPPFLAGS += -I$(B)
-$(B)/probe-cost: $(call obj,$(B),bench/probe_cost.c recorder/cuda_apis.c \
-		recorder/elfsyms.c)
+$(B)/probe-cost: $(call obj,$(B),bench/probe_cost.c $(REC_LIB_SRC) \
+		$(STORE_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ $(RLIBS)
 
-bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec
-	$(B)/probe-cost
+bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS)
+	$(B)/probe-cost $(MOCK)
 	$(B)/bench-store $(BENCH_ARGS)
 
 deps:

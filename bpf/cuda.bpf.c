@@ -26,6 +26,10 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 self_tgid = 0;
+/* Wake the reader only once this much is waiting: a wakeup per record
+ * would cost every launch an irq_work and a context switch of gpurecd,
+ * which drains on its own timer anyway (every few ms). */
+const volatile __u64 wake_bytes = 1 << 20;
 
 __u64 drops[GR_DROP_NSLOTS];
 
@@ -68,6 +72,12 @@ struct {
 static __always_inline void drop(int slot)
 {
 	__sync_fetch_and_add(&drops[slot], 1);
+}
+
+static __always_inline __u64 wake_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 SEC("uprobe")
@@ -207,7 +217,7 @@ int cuda_return(struct pt_regs *ctx)
 		struct gr_cuda_call_name *n = (void *)e;
 		n->name[0] = 0;
 	}
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wake_flag());
 	return 0;
 }
 
@@ -225,6 +235,7 @@ int proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	e->pid = id >> 32;
 	e->ts = bpf_ktime_get_boot_ns();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	/* At once: the new image is scanned as soon as it is seen. */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

@@ -149,6 +149,7 @@ struct linkvec {
 struct proc {
 	uint64_t start_ticks;     /* /proc/PID/stat starttime: pid reuse */
 	int old;                  /* started before the first full scan */
+	int unnamed;              /* made a driver launch gpurecd cannot name */
 	struct linkvec links;     /* pid-filtered runtime launch probes */
 	uint64_t files[8][2];     /* (dev, ino) those probes sit on */
 	int nfiles;
@@ -358,6 +359,8 @@ static struct kname *name_stub(struct gr_cuda *c, uint32_t pid, uint64_t addr)
 	return NULL;
 }
 
+static void unnamed_driver_launch(struct gr_cuda *c, uint32_t pid);
+
 /* ---- decoding ------------------------------------------------------------- */
 
 static int64_t intern(struct gr_cuda *c, const char *s)
@@ -472,6 +475,14 @@ static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 			k = hmap_get(&c->names, e->pid, func);
 		if (!k && e->inner_func)
 			k = hmap_get(&c->names, e->pid, e->inner_func);
+		else if (k && e->inner_func &&
+			 !hmap_get(&c->names, e->pid, e->inner_func))
+			/* A runtime launch named from its stub names the
+			 * driver handle it passed down, for later driver-only
+			 * launches of that handle (graphs, cuLaunchKernel). */
+			name_set(c, e->pid, e->inner_func, kname_new(k->mangled));
+		if (!k && c->have_driver && a->shape >= GR_SH_LAUNCH_DRV)
+			unnamed_driver_launch(c, e->pid);
 		if (k) {
 			v[GR_cuda_kernel_kernel_mangled] = intern(c, k->mangled);
 			if (k->demangled)
@@ -837,7 +848,7 @@ static struct proc *proc_get(struct gr_cuda *c, int pid)
 {
 	uint64_t st = start_ticks(pid);
 	struct proc *p = hmap_get(&c->procs, (uint64_t)pid, 0);
-	if (p && p->start_ticks == st)
+	if (p && (p->start_ticks == st || !st)) /* same, or gone */
 		return p;
 	struct proc *n = calloc(1, sizeof(*n));
 	if (!n)
@@ -857,7 +868,9 @@ static struct proc *proc_get(struct gr_cuda *c, int pid)
 /* A process that predates gpurecd made its driver handles unseen, so its
  * driver launches cannot be named; its runtime launches can, from their
  * host stubs.  Attach the runtime launch probes for it alone (a uprobe
- * with a pid filter is inserted only into that process). */
+ * with a pid filter is inserted only into that process).  The same holds
+ * for any process whose driver launches come without a name (a handle
+ * made by a call gpurecd does not hook). */
 static int rt_for_pid(struct gr_cuda *c, int pid, const struct pidmaps *pm)
 {
 	struct proc *p = NULL;
@@ -868,7 +881,7 @@ static int rt_for_pid(struct gr_cuda *c, int pid, const struct pidmaps *pm)
 		struct seen *s = hmap_get(&c->seen, m->dev, m->ino);
 		if (!s || !s->nrt)
 			continue;
-		if (!p && (!(p = proc_get(c, pid)) || !p->old))
+		if (!p && (!(p = proc_get(c, pid)) || (!p->old && !p->unnamed)))
 			return 0;
 		int k, full = p->nfiles == (int)(sizeof(p->files) /
 						 sizeof(p->files[0]));
@@ -894,12 +907,28 @@ static int rt_for_pid(struct gr_cuda *c, int pid, const struct pidmaps *pm)
 			LOG(c, "cuda: pid %d: runtime launch probes on %s: %s",
 			    pid, s->path, strerror(-err));
 		if (n)
-			LOG(c, "cuda: pid %d predates gpurecd: %d runtime launch "
-			       "probes on %s for it alone", pid, n, s->path);
+			LOG(c, "cuda: pid %d %s: %d runtime launch probes on %s "
+			       "for it alone", pid, p->old ? "predates gpurecd" :
+			    "made a driver launch without a name", n, s->path);
 		c->st.probes += (uint64_t)n;
 		total += n;
 	}
 	return total;
+}
+
+/* Decoding found a driver launch it cannot name: from now on, name this
+ * process's runtime launches from their stubs (once per process). */
+static void unnamed_driver_launch(struct gr_cuda *c, uint32_t pid)
+{
+	struct proc *p = hmap_get(&c->procs, pid, 0);
+	if (p && (p->old || p->unnamed))
+		return; /* the common case: no /proc read */
+	if (!(p = proc_get(c, (int)pid)) || p->old || p->unnamed)
+		return;
+	p->unnamed = 1;
+	struct pidmaps *pm = pid_maps(c, pid, 1);
+	if (pm)
+		rt_for_pid(c, (int)pid, pm);
 }
 
 int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
@@ -1025,6 +1054,10 @@ struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
 		LOG(c, "cuda: bad ring buffer size %u", o->ringbuf_bytes);
 		goto fail;
 	}
+	/* Records wait for the drain timer until a quarter of the ring
+	 * buffer is full; then the reader is woken at once. */
+	c->skel->rodata->wake_bytes =
+		bpf_map__max_entries(c->skel->maps.events) / 4;
 	if ((err = cuda_bpf__load(c->skel))) {
 		LOG(c, "cuda: the kernel refused the BPF programs: %s",
 		    strerror(-err));

@@ -22,7 +22,9 @@ struct gr_cuda_opts {
 struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o);
 void gr_cuda__close(struct gr_cuda *c);
 
-/* The ring buffer's epoll fd, for the event loop. */
+/* The ring buffer's epoll fd, for the event loop.  It becomes readable
+ * only for exec records and once a quarter of the buffer is full: the
+ * caller must also drain (gr_cuda__poll) on a timer, every few ms. */
 int gr_cuda__fd(struct gr_cuda *c);
 
 /* Drains the ring buffer into the writer.  Returns records read or

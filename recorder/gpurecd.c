@@ -1,7 +1,9 @@
 /* gpurecd.c - the recorder daemon: one libuv loop around the store.
  *
  * The loop owns everything, single-threaded: the CUDA probe family's ring
- * buffer (its epoll fd on a uv_poll, drained as soon as records arrive),
+ * buffer (drained every 5 ms by the discovery timer, and at once through
+ * its epoll fd on a uv_poll when an exec arrives or a quarter of it fills:
+ * a wakeup per record would cost every traced launch a context switch),
  * the flush timer (blocks, drops, the status file, the systemd watchdog),
  * the discovery timer (processes that exec'd are scanned at once and again
  * as they load libraries), SIGINT/SIGTERM and --duration (flush, seal,

@@ -10,28 +10,16 @@
 # so gpurecd attaches the runtime's launch probes for it alone and names
 # its runtime launches from their host stubs) and one started after ("new":
 # runtime launches trap only in the driver and are named from
-# cuLibraryGetKernel).  Every row must come back exactly.
+# cuLibraryGetKernel).  A third ("bogus") makes a driver launch gpurecd
+# cannot name, and gets the runtime's launch probes from then on.  Every
+# row must come back exactly.
 set -uo pipefail
 SUITE=driver
 . "$(dirname "$0")/lib.sh"
 
+# The Makefile builds them (make bpf-test).
 M=build/cuda-tests/mock
-mkdir -p "$M"
-CC=${CC:-cc}
-build() { # out src... : rebuild when a source is newer
-	local out=$1; shift
-	for s in "$@" tests/cuda/mock/mockcuda.h; do
-		[ -e "$out" ] && [ ! "$s" -nt "$out" ] && continue
-		"${BUILD[@]}" || { bad "build $out" "failed"; finish; exit 1; }
-		return
-	done
-}
-BUILD=($CC -O1 -g -Wall -Wextra -fPIC -shared -Wl,-soname,libcuda.so.1 -o $M/libcuda.so.1 tests/cuda/mock/libcuda.c)
-build $M/libcuda.so.1 tests/cuda/mock/libcuda.c
-BUILD=($CC -O1 -g -Wall -Wextra -fPIC -shared -Wl,-soname,libcudart.so.13 -o $M/libcudart.so.13 tests/cuda/mock/libcudart.c -L$M -l:libcuda.so.1)
-build $M/libcudart.so.13 tests/cuda/mock/libcudart.c $M/libcuda.so.1
-BUILD=($CC -O1 -g -Wall -Wextra -Itests/cuda -o build/cuda-tests/drv_calls tests/cuda/drv_calls.c -L$M -l:libcudart.so.13 -l:libcuda.so.1 -Wl,-rpath,\$ORIGIN/mock)
-build build/cuda-tests/drv_calls tests/cuda/drv_calls.c $M/libcudart.so.13
+[ -x build/cuda-tests/drv_calls ] || { bad "drv_calls" "not built: run make bpf-test"; finish; exit 1; }
 
 build/cuda-tests/drv_calls "$T/go.old" >"$T/old.out" & po=$!
 sleep 0.2 # its early calls are made before gpurecd starts
@@ -40,6 +28,8 @@ touch "$T/go.old"; wait $po; eq "(old) its calls succeed" "$?" 0
 touch "$T/go.new"
 build/cuda-tests/drv_calls "$T/go.new" >"$T/new.out" & pn=$!; wait $pn
 eq "(new) its calls succeed" "$?" 0
+build/cuda-tests/drv_calls "$T/go.new" bogus >"$T/bogus.out" & pb=$!; wait $pb
+eq "(bogus) its calls succeed" "$?" 0
 sleep 0.3
 stop_gpurecd
 
@@ -51,6 +41,8 @@ if [ -e /usr/local/cuda/lib64/libcudart.so.13 ]; then
 	grep -q "detached [1-9][0-9]* runtime launch probes" "$L" && ok "the toolkit's runtime launch probes give way to the driver" || bad "detach log" "$(cat "$L")"
 fi
 
+grep -q "pid $pb made a driver launch without a name: 2 runtime launch probes on .*libcudart.so.13 for it alone" "$L" && ok "(bogus) an unnamed driver launch brings runtime launch probes for it alone" || bad "bogus pid log" "$(grep -v attached "$L")"
+
 K="SELECT api, count(*), grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, stream, kernel, kernel_mangled, ret FROM cuda_kernel"
 G="GROUP BY api, kernel_mangled, grid_x ORDER BY api, kernel_mangled, grid_x"
 eq "(new) one row per launch, all at the driver, all named" \
@@ -59,6 +51,9 @@ eq "(new) one row per launch, all at the driver, all named" \
 eq "(old) runtime launches named from the stub; early driver handles unnamed" \
 	"$(q "$K WHERE pid = $po $G")" \
 	'cuLaunchKernel,2,1,1,1,32,1,1,0,0,,,0 cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 cudaLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 '
+eq "(bogus) after an unnamed driver launch, runtime launches are named from their stubs" \
+	"$(q "$K WHERE pid = $pb $G")" \
+	'cuLaunchKernel,1,2,1,1,2,1,1,0,0,,,0 cuLaunchKernel,1,1,1,1,1,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernel,2,1,1,1,32,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 cudaLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 '
 for c in new:$pn old:$po; do
 	n=${c%%:*} pid=${c#*:}
 	eq "($n) a runtime call that crosses both layers is one row" \

@@ -1,7 +1,7 @@
 /* drv_calls.c - a known sequence of driver and runtime calls against the
  * mock libcuda and libcudart (tests/cuda/mock), for tests/cuda/driver.sh.
  *
- * Usage: drv_calls GO_FILE
+ * Usage: drv_calls GO_FILE [bogus]
  * Before GO_FILE exists it registers its kernel stub, gets one function
  * handle (cuModuleGetFunction "_Z6oldkerv") and makes one runtime launch
  * (whose first call makes the runtime's handle): when the program starts
@@ -14,6 +14,9 @@
  *   cudaLaunchKernel vadd (10,1,1)x(128,1,1), smem 0, stream 0  x 5
  *   cuLaunchKernel with the early handle (1,1,1)x(32,1,1)       x 2
  *   cudaMalloc 1 MiB, cudaMemcpy 4096 B, cuCtxSynchronize.
+ *
+ * With "bogus", it first launches (2,1,1)x(2,1,1) with a handle no hooked
+ * call made (so gpurecd cannot name it) and waits 0.5 s.
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -30,8 +33,8 @@ void vadd_stub(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: drv_calls GO_FILE\n");
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "usage: drv_calls GO_FILE [bogus]\n");
 		return 2;
 	}
 	__cudaRegisterFunction(NULL, (const char *)vadd_stub,
@@ -45,6 +48,11 @@ int main(int argc, char **argv)
 				(dim3){ 1, 1, 1 }, NULL, 0, NULL);
 	while (access(argv[1], F_OK) != 0)
 		usleep(10000);
+	if (argc > 2) {
+		bad |= cuLaunchKernel((CUfunction)0x1234, 2, 1, 1, 2, 1, 1, 0,
+				      NULL, NULL, NULL);
+		usleep(500000);
+	}
 
 	bad |= cuModuleGetFunction(&f, NULL, "_Z6kernelPfi");
 	for (int i = 0; i < 4; i++)

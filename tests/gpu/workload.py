@@ -4,6 +4,8 @@ for comparing gpurecd's recording of the same window (tests/gpu/validate.sh).
 Prints one JSON line: pid, the window (ns since the epoch), and what the
 profiler saw in it: launch API calls by name, kernels, copy bytes by
 direction.  Usage: python3 workload.py [steps]
+With GR_GO and GR_READY set (paths), it creates GR_READY once warm and
+waits for GR_GO before its window: a process that predates gpurecd.
 """
 import json, os, sys, time
 import torch
@@ -44,7 +46,13 @@ for _ in range(3):
     train_step()
 g.replay()
 torch.cuda.synchronize()
-time.sleep(float(os.environ.get("GR_SETTLE", "3")))  # discovery rescans
+if os.environ.get("GR_GO"):
+    # Started before gpurecd: say we are warm, wait until it records.
+    open(os.environ["GR_READY"], "w").close()
+    while not os.path.exists(os.environ["GR_GO"]):
+        time.sleep(0.05)
+else:
+    time.sleep(float(os.environ.get("GR_SETTLE", "3")))  # discovery rescans
 
 from torch.profiler import profile, ProfilerActivity
 t0 = time.time_ns()

@@ -3,7 +3,7 @@
  * device name; the first launch of a kernel gets its handle with
  * cuLibraryGetKernel (lazy loading), and every launch calls cuLaunchKernel;
  * cudaMalloc and cudaMemcpy call the driver's cuMemAlloc_v2 and
- * cuMemcpyHtoD_v2.  So one runtime call crosses two hooked layers, as on a
+ * cuMemcpyHtoD_v2; cudaDeviceReset forgets the handles.  So one runtime call crosses two hooked layers, as on a
  * GPU host. */
 #include <string.h>
 
@@ -42,6 +42,15 @@ API int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 				      (unsigned)smem, stream, args, NULL);
 	}
 	return 98;
+}
+
+/* The context goes, and with it every handle: the next launch of each
+ * kernel gets a new one. */
+API int cudaDeviceReset(void)
+{
+	for (int i = 0; i < nfns; i++)
+		fns[i].k = NULL;
+	return 0;
 }
 
 API int cudaMalloc(void **p, size_t bytes)

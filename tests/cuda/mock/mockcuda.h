@@ -39,6 +39,7 @@ typedef struct { unsigned x, y, z; } dim3;
 int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 		     size_t smem, void *stream);
 int cudaMalloc(void **p, size_t bytes);
+int cudaDeviceReset(void);
 int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind);
 void __cudaRegisterFunction(void **handle, const char *hostFun,
 			    char *deviceFun, const char *deviceName,
