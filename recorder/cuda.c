@@ -129,7 +129,6 @@ static void *hmap_put(struct hmap *m, uint64_t k1, uint64_t k2, void *v)
 struct seen {
 	int probes;
 	char *path;
-	int driver;          /* defines the driver's launch entry points */
 	int nrt;             /* runtime launch entry points it defines */
 	struct rt_entry {
 		int api;
@@ -763,8 +762,7 @@ static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
 	if (!e)
 		return 0; /* not an ELF we can read: nothing to hook */
 	uint64_t off;
-	s->driver = gr_elf__find(e, "cuLaunchKernel", &off, 1) > 0;
-	if (s->driver)
+	if (gr_elf__find(e, "cuLaunchKernel", &off, 1) > 0)
 		driver_arrived(c, shown);
 	int probes = 0, apis = 0, failed = 0, err = 0;
 	for (int id = 0; id < gr_napis; id++) {
