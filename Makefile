@@ -30,7 +30,8 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/manifest.c store/verify.c store/sha256.c common/parse.c
 QUERY_SRC := query/main.c query/vtab.c query/output.c query/aggregates.c
 SYNTH_SRC := bench/synth.c
-REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c
+REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
+               recorder/stubreg.c
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
@@ -90,7 +91,7 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		$(SYNTH_SRC) query/vtab.c query/output.c query/aggregates.c \
-		recorder/config.c recorder/elfsyms.c)
+		recorder/config.c recorder/elfsyms.c recorder/stubreg.c)
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
 
 unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
@@ -121,6 +122,7 @@ $(B)/cuda-tests/drv_calls: tests/cuda/drv_calls.c $(MOCK_LIBS)
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
 $(B)/asan/test_ringbuf_drops: $(call obj,$(B)/asan,tests/bpf/test_ringbuf_drops.c \
 		recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
+		recorder/stubreg.c \
 		query/vtab.c $(STORE_SRC))
 	$(CC) $(SAN) -o $@ $^ $(RLIBS)
 $(B)/asan/obj/tests/bpf/test_ringbuf_drops.o: $(B)/cuda.skel.h

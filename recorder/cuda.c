@@ -31,7 +31,8 @@
  * Kernel names: a runtime launch passes the host stub, a function in the
  * application whose symbol is the kernel's mangled name, so its name comes
  * from the ELF symbol at that address (processes started before gpurecd
- * included).  A driver launch passes a CUfunction or CUkernel handle,
+ * included), or, where the file is stripped (PyTorch's libraries are), from
+ * the file's own registration code (stubreg.h).  A driver launch passes a CUfunction or CUkernel handle,
  * named from the load-time calls that made it (cuModuleGetFunction,
  * cuLibraryGetKernel, cuKernelGetFunction, __cudaRegisterFunction).
  */
@@ -57,6 +58,7 @@
 #include "recorder/cuda.h"
 #include "recorder/cuda_apis.h"
 #include "recorder/elfsyms.h"
+#include "recorder/stubreg.h"
 
 /* ---- a small hash map: 128-bit keys to pointers ------------------------ */
 
@@ -182,6 +184,8 @@ struct gr_cuda {
 	struct hmap seen;     /* (dev, ino) -> struct seen */
 	struct hmap procs;    /* (pid, 0) -> struct proc */
 	struct hmap elfs;     /* (dev, ino) -> struct gr_elf, for naming */
+	struct hmap regs;     /* (dev, ino) -> struct gr_stubreg, or
+	                       * &no_regs where none could be read */
 	struct hmap maps;     /* (pid, 0) -> struct pidmaps */
 	struct hmap names;    /* (pid, handle) -> struct kname */
 	int *execs;
@@ -301,25 +305,64 @@ static struct pidmaps *pid_maps(struct gr_cuda *c, uint32_t pid, int refresh)
 	return pm;
 }
 
-/* The ELF of a mapping of pid, opened through /proc so that mount
- * namespaces and deleted files do not matter. */
+/* Opens the file of a mapping of pid with open_fn, through /proc so that
+ * mount namespaces and deleted files do not matter; if the process has
+ * exited, the path it mapped, if that is still the same file. */
+static void *open_mapping(uint32_t pid, const struct mapping *m,
+			  void *(*open_fn)(const char *))
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, m->start, m->end);
+	struct stat sb;
+	void *o = open_fn(path);
+	if (!o && m->path && m->path[0] == '/' && stat(m->path, &sb) == 0 &&
+	    sb.st_dev == m->dev && sb.st_ino == m->ino)
+		o = open_fn(m->path);
+	return o;
+}
+
+static void *open_elf(const char *path)
+{
+	return gr_elf__open(path);
+}
+
+static void *scan_regs(const char *path)
+{
+	return gr_stubreg__scan(path);
+}
+
+static char no_regs; /* a c->regs value: nothing could be read */
+
+/* The kernel registrations read from a mapping's code (stubreg.h), once
+ * per file; NULL if none could be read. */
+static struct gr_stubreg *mapping_regs(struct gr_cuda *c, uint32_t pid,
+				       const struct mapping *m)
+{
+	void *r = hmap_get(&c->regs, m->dev, m->ino);
+	if (r)
+		return r == &no_regs ? NULL : r;
+	r = open_mapping(pid, m, scan_regs);
+	if (r)
+		LOG(c, "cuda: read %d kernel registrations from the code of "
+		       "%s (a stub of pid %u has no symbol)",
+		    gr_stubreg__count(r), m->path ? m->path : "?", pid);
+	if (hmap_put(&c->regs, m->dev, m->ino, r ? r : &no_regs) ==
+	    (r ? r : &no_regs)) {
+		gr_stubreg__free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* The ELF of a mapping of pid, opened once per file. */
 static struct gr_elf *mapping_elf(struct gr_cuda *c, uint32_t pid,
 				  const struct mapping *m)
 {
 	struct gr_elf *e = hmap_get(&c->elfs, m->dev, m->ino);
 	if (e)
 		return e;
-	char path[128];
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-		 pid, m->start, m->end);
-	/* The process may have exited: then the path it mapped, if that
-	 * is still the same file. */
-	struct stat sb;
-	if (!(e = gr_elf__open(path)) && m->path && m->path[0] == '/' &&
-	    stat(m->path, &sb) == 0 && sb.st_dev == m->dev &&
-	    sb.st_ino == m->ino)
-		e = gr_elf__open(m->path);
-	if (!e)
+	if (!(e = open_mapping(pid, m, open_elf)))
 		return NULL;
 	if (hmap_put(&c->elfs, m->dev, m->ino, e) == e) {
 		gr_elf__close(e);
@@ -348,8 +391,13 @@ static struct kname *name_stub(struct gr_cuda *c, uint32_t pid, uint64_t addr)
 						       &va))
 				return NULL;
 			const char *sym = gr_elf__symbolize(e, va, &in);
-			if (!sym || in != 0)
-				return NULL;
+			if (!sym || in != 0) {
+				/* Stripped (PyTorch's libraries): the
+				 * registration code still names it. */
+				struct gr_stubreg *r = mapping_regs(c, pid, m);
+				if (!r || !(sym = gr_stubreg__name(r, va)))
+					return NULL;
+			}
 			k = kname_new(sym);
 			name_set(c, pid, addr, k);
 			return k;
@@ -1104,6 +1152,9 @@ void gr_cuda__close(struct gr_cuda *c)
 	for (size_t i = 0; i < c->elfs.cap; i++)
 		if (c->elfs.e[i].v)
 			gr_elf__close(c->elfs.e[i].v);
+	for (size_t i = 0; i < c->regs.cap; i++)
+		if (c->regs.e[i].v && c->regs.e[i].v != &no_regs)
+			gr_stubreg__free(c->regs.e[i].v);
 	for (size_t i = 0; i < c->maps.cap; i++)
 		if (c->maps.e[i].v) {
 			struct pidmaps *pm = c->maps.e[i].v;
@@ -1114,6 +1165,7 @@ void gr_cuda__close(struct gr_cuda *c)
 		kname_free(c->names.e[i].v);
 	free(c->seen.e);
 	free(c->elfs.e);
+	free(c->regs.e);
 	free(c->maps.e);
 	free(c->names.e);
 	free(c->execs);

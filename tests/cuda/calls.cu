@@ -10,7 +10,9 @@
 //   cudaMemsetAsync 256 B on s; cudaDeviceSynchronize; cudaStreamSynchronize(s);
 //   cudaFree x2.
 // argv[1], when given, is a number of seconds to sleep first (discovery of
-// a file gpurecd has never seen); argv[2] seconds to linger before exiting
+// a file gpurecd has never seen), or a file to wait for (a process started
+// before gpurecd, whose kernels registered unseen); argv[2] seconds to
+// linger before exiting
 // (names of launches come from the process's mappings, read from /proc:
 // see docs/recorder.md on processes that exit within milliseconds).
 #include <cuda_runtime.h>
@@ -31,7 +33,10 @@ template <typename T, int N> __global__ void tiled(T *m) { m[threadIdx.x] += N; 
 
 int main(int argc, char **argv)
 {
-	if (argc > 1)
+	if (argc > 1 && argv[1][0] == '/')
+		for (int i = 0; i < 600 && access(argv[1], F_OK); i++)
+			usleep(50000);
+	else if (argc > 1)
 		usleep((useconds_t)(atof(argv[1]) * 1e6));
 	float *d = NULL, *e = NULL;
 	static char host[1 << 20];

@@ -6,7 +6,9 @@
 # arguments.  It runs three ways while gpurecd records: (a) cudart shared
 # from the toolkit, (b) nvcc's default static cudart, (c) a copy of
 # libcudart at a path gpurecd has never seen (a "venv"), started after
-# gpurecd.  Every row must come back exactly.
+# gpurecd; and (d) a stripped copy of (a) started before gpurecd: its
+# kernels registered unseen and its stubs have no symbols, so their names
+# come from its registration code.  Every row must come back exactly.
 #
 # Not root, no nvcc or no BPF: skipped with a reason, except under CI=true,
 # where that is a failure.
@@ -30,7 +32,13 @@ done
 mkdir -p "$T/venv/lib"
 cp "$CUDA_LIB"/libcudart.so.13* "$T/venv/lib/"
 
+# (d) stripped, started now; it makes its calls once gpurecd is ready.
+strip -o "$T/calls_stripped" build/cuda-tests/calls_shared
+"$T/calls_stripped" "$T/go.d" 0.5 >"$T/d.out" & pd=$!
+sleep 0.3 # its kernels register before gpurecd starts
+
 start_gpurecd
+touch "$T/go.d"; wait $pd
 
 # (a) shared cudart: attached at start from the toolkit's path.
 build/cuda-tests/calls_shared 0 0.5 >"$T/a.out" & pa=$!; wait $pa
@@ -44,12 +52,15 @@ stop_gpurecd
 grep -q "attached .*libcudart.*inode $(stat -L -c %i "$CUDA_LIB/libcudart.so.13"))" "$T/gpurecd.log" && ok "logs the toolkit's libcudart" || bad "attach log" "$(cat "$T/gpurecd.log")"
 grep -q "attached .* to $T/venv/lib/libcudart.so" "$T/gpurecd.log" && ok "logs the venv copy" || bad "venv attach log" "$(grep attached "$T/gpurecd.log")"
 grep -q "attached .*calls_static" "$T/gpurecd.log" && ok "logs the static executable" || bad "static attach log" "$(grep attached "$T/gpurecd.log")"
+grep -q "cuda: read 3 kernel registrations from the code of $T/calls_stripped (a stub of pid $pd has no symbol)" "$T/gpurecd.log" && ok "(d) reads the stripped program's registrations" || bad "(d) registrations log" "$(grep -v attached "$T/gpurecd.log")"
 
-for case in a:$pa b:$pb c:$pc; do
+for case in a:$pa b:$pb c:$pc d:$pd; do
 	n=${case%%:*} pid=${case#*:}
+	# A stub's symbol has internal linkage (L); the registered name not.
+	tiled=_ZN2nsL5tiledIfLi16EEEvPT_; [ $n = d ] && tiled=_ZN2ns5tiledIfLi16EEEvPT_
 	eq "($n) launches: dims, smem, stream, names, api, ret" \
 		"$(q "SELECT count(*), grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, stream, kernel, kernel_mangled, api, ret FROM cuda_kernel WHERE pid = $pid GROUP BY kernel_mangled ORDER BY kernel_mangled")" \
-		'5,64,1,1,256,1,1,4096,4660,"saxpy(float*, float const*, float, int)",_Z5saxpyPfPKffi,cudaLaunchKernel,35 3,4,2,1,128,1,1,0,0,"scale(float*, float)",_Z5scalePff,cudaLaunchKernel,35 2,8,8,2,16,16,4,1024,0,"void ns::tiled<float, 16>(float*)",_ZN2nsL5tiledIfLi16EEEvPT_,cudaLaunchKernel,35 '
+		"5,64,1,1,256,1,1,4096,4660,\"saxpy(float*, float const*, float, int)\",_Z5saxpyPfPKffi,cudaLaunchKernel,35 3,4,2,1,128,1,1,0,0,\"scale(float*, float)\",_Z5scalePff,cudaLaunchKernel,35 2,8,8,2,16,16,4,1024,0,\"void ns::tiled<float, 16>(float*)\",$tiled,cudaLaunchKernel,35 "
 	eq "($n) copies: bytes, kind, async, stream" \
 		"$(q "SELECT api, bytes, kind, async, stream, ret FROM cuda_memcpy WHERE pid = $pid ORDER BY ts")" \
 		"cudaMemcpy,4096,H2D,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,1048576,D2D,0,,35 cudaMemcpyAsync,65536,H2D,1,4660,35 "
@@ -64,7 +75,7 @@ for case in a:$pa b:$pb c:$pc; do
 		"cudaDeviceSynchronize,,35 cudaStreamSynchronize,4660,35 "
 	eq "($n) cuda_api holds every call" \
 		"$(q "SELECT count(*), sum(dur > 0), min(comm) FROM cuda_api WHERE pid = $pid AND api NOT LIKE '\_\_cuda%' ESCAPE '\\'")" \
-		"23,23,calls_$([ $n = b ] && echo static || echo shared) "
+		"23,23,$(case $n in b) echo calls_static;; d) echo calls_stripped;; *) echo calls_shared;; esac) "
 done
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
 "$GPUREC" --data "$D" verify >/dev/null 2>&1; eq "the recording verifies" "$?" 0

@@ -82,8 +82,12 @@ report before-gpurecd "$W/old" "$OUT/workload-old.json"
 
 # 3. Overhead: ms per step with no probe, an empty uprobe on libcuda's
 #    launch entry points, and gpurecd; interleaved rounds.
+#    Each round starts with a different mode, so no mode always runs
+#    first (on a cold GPU) or last.
+modes=(off empty on)
 for round in $(seq "$ROUNDS"); do
-	for mode in off empty on; do
+	for k in 0 1 2; do
+		mode=${modes[$(( (round + k) % 3 ))]}
 		pp=
 		if [ $mode = empty ]; then
 			"$BIN/probe-cost" --attach cuLaunchKernel,cuLaunchKernelEx "$LIBCUDA" &
@@ -119,6 +123,9 @@ for loop, m in t.items():
     print("%s ms/step: off %.3f  empty-uprobe %.3f  gpurecd %.3f  -> gpurecd %+.2f %%, empty %+.2f %%, cost ratio (on-off)/(empty-off) %.2f"
           % (loop, off, emp, on, 100 * (on / off - 1), 100 * (emp / off - 1), (on - off) / (emp - off) if emp != off else float("nan")))
     print("   runs:", {k: v for k, v in m.items()})
+    if loop == "launch_bound":  # 200 launches a step, CPU side only
+        print("   per launch (us): off %.2f  empty-uprobe %.2f  gpurecd %.2f  -> added: empty %.2f, gpurecd %.2f"
+              % (off * 5, emp * 5, on * 5, (emp - off) * 5, (on - off) * 5))
 for c, w, r, n in cpu:
     print("gpurecd while recording: %.2f CPU-s over %.1f s (%.2f %% of one core), peak RSS %.1f MiB, %d rows" % (c, w, 100 * c / w, r / 1024, n))
 PY

@@ -1,5 +1,6 @@
 /* test_elfsyms.c - ELF function symbols, offsets, symbolizing, build ids
- * and demangling (recorder/elfsyms.c).
+ * and demangling (recorder/elfsyms.c), and kernel names read from nvcc's
+ * registration code in stripped files (recorder/stubreg.c).
  *
  * Every expected offset and address is computed independently of libelf:
  * by parsing `readelf -Ws` (symbols) and `readelf -lW` (PT_LOAD headers)
@@ -11,6 +12,7 @@
  */
 #include "tests/unit/test.h"
 #include "recorder/elfsyms.h"
+#include "recorder/stubreg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -269,11 +271,12 @@ static int build_c(void)
 
 static const char k_cu[] =
 	"#include <cstdio>\n"
+	"__device__ float gr_bias;\n"
 	"__global__ void saxpy(float *y, const float *x, float a, int n)\n"
 	"{\n"
 	"	int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
 	"	if (i < n)\n"
-	"		y[i] = a * x[i] + y[i];\n"
+	"		y[i] = a * x[i] + y[i] + gr_bias;\n"
 	"}\n"
 	"namespace gr {\n"
 	"template <typename T> __global__ void scale(T *p, T f, int n)\n"
@@ -302,7 +305,11 @@ static int build_cu(void)
 	state = -1;
 	if (!d || write_file(d, "k.cu", k_cu))
 		return -1;
-	if (shf("cd '%s' && " NVCC " -o k k.cu", d)) {
+	/* k: nvcc's defaults; libk.so: optimized, PIC, hidden symbols (as
+	 * PyTorch builds); *_strip: no .symtab. */
+	if (shf("cd '%s' && " NVCC " -o k k.cu && strip -o k_strip k && "
+		NVCC " -Xcompiler -O2,-fPIC,-fvisibility=hidden -shared "
+		"-o libk.so k.cu && strip -o libk_strip.so libk.so", d)) {
 		fprintf(stderr, "test_elfsyms.c: nvcc failed in %s\n", d);
 		return -1;
 	}
@@ -568,6 +575,98 @@ TEST(nvcc_static)
 	gr_elf__close(e);
 }
 
+/* Checks the stubs read from stripped's registration code: exactly those
+ * of saxpy and gr::scale<double> (not the __device__ variable), each at
+ * the address of its host stub's symbol in full. */
+static void check_stubreg(const char *full, const char *stripped)
+{
+	static const struct {
+		const char *host[2], *device;
+	} k[] = {
+		{ { "_Z5saxpyPfPKffi", NULL }, "_Z5saxpyPfPKffi" },
+		{ { "_ZN2gr5scaleIdEEvPT_S1_i", "_ZN2grL5scaleIdEEvPT_S1_i" },
+		  "_ZN2gr5scaleIdEEvPT_S1_i" },
+	};
+	char fp[256], sp[256];
+	struct gr_elf *e, *es;
+	struct gr_stubreg *r;
+
+	snprintf(fp, sizeof(fp), "%s/%s", tmpdir(), full);
+	snprintf(sp, sizeof(sp), "%s/%s", tmpdir(), stripped);
+	CHECK((e = gr_elf__open(fp)) != NULL);
+	CHECK((es = gr_elf__open(sp)) != NULL);
+	CHECK((r = gr_stubreg__scan(sp)) != NULL);
+	CHECK_EQ_INT(gr_stubreg__count(r), 2);
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		uint64_t off = 0, va = 0, in = 0;
+		int n = 0;
+		for (int h = 0; h < 2 && !n; h++)
+			if (k[i].host[h])
+				n = gr_elf__find(e, k[i].host[h], &off, 1);
+		CHECK_EQ_INT(n, 1);
+		CHECK_EQ_INT(gr_elf__off_to_vaddr(e, off, &va), 0);
+		/* The stripped file does not name the stub; its code does. */
+		const char *sym = gr_elf__symbolize(es, va, &in);
+		CHECK(!sym || in != 0);
+		CHECK_EQ_STR(gr_stubreg__name(r, va), k[i].device);
+		CHECK(gr_stubreg__name(r, va + 1) == NULL);
+		CHECK(gr_stubreg__name(r, va - 1) == NULL);
+	}
+	gr_stubreg__free(r);
+	/* The full file's code says the same. */
+	CHECK((r = gr_stubreg__scan(fp)) != NULL);
+	CHECK_EQ_INT(gr_stubreg__count(r), 2);
+	gr_stubreg__free(r);
+	gr_elf__close(es);
+	gr_elf__close(e);
+}
+
+TEST(stubreg_nvcc_default)
+{
+	if (access(NVCC, X_OK) != 0) {
+		printf("skip: %s missing\n", NVCC);
+		return;
+	}
+	CHECK_EQ_INT(build_cu(), 0);
+	check_stubreg("k", "k_strip");
+}
+
+TEST(stubreg_nvcc_pic_hidden)
+{
+	if (access(NVCC, X_OK) != 0) {
+		printf("skip: %s missing\n", NVCC);
+		return;
+	}
+	CHECK_EQ_INT(build_cu(), 0);
+	check_stubreg("libk.so", "libk_strip.so");
+}
+
+TEST(stubreg_none_and_errors)
+{
+	char path[256];
+	struct gr_stubreg *r;
+
+	CHECK_EQ_INT(build_c(), 0);
+	/* A program with calls but no registrations. */
+	snprintf(path, sizeof(path), "%s/pie", tmpdir());
+	CHECK((r = gr_stubreg__scan(path)) != NULL);
+	CHECK_EQ_INT(gr_stubreg__count(r), 0);
+	CHECK(gr_stubreg__name(r, 0x1000) == NULL);
+	gr_stubreg__free(r);
+	gr_stubreg__free(NULL);
+	snprintf(path, sizeof(path), "%s/a.c", tmpdir());
+	errno = 0;
+	CHECK(gr_stubreg__scan(path) == NULL);
+	CHECK_EQ_INT(errno, ENOEXEC);
+	snprintf(path, sizeof(path), "%s/missing", tmpdir());
+	errno = 0;
+	CHECK(gr_stubreg__scan(path) == NULL);
+	CHECK_EQ_INT(errno, ENOENT);
+	errno = 0;
+	CHECK(gr_stubreg__scan(tmpdir()) == NULL);
+	CHECK_EQ_INT(errno, EISDIR);
+}
+
 TEST(demangle)
 {
 	static const struct {
@@ -742,6 +841,9 @@ TEST_MAIN(
 	TEST_ENTRY(gcc_nopie)
 	TEST_ENTRY(versioned)
 	TEST_ENTRY(nvcc_static)
+	TEST_ENTRY(stubreg_nvcc_default)
+	TEST_ENTRY(stubreg_nvcc_pic_hidden)
+	TEST_ENTRY(stubreg_none_and_errors)
 	TEST_ENTRY(demangle)
 	TEST_ENTRY(open_errors)
 	TEST_ENTRY(self_maps)
