@@ -621,7 +621,8 @@ static void check_stubreg(const char *full, const char *stripped)
 	gr_elf__close(e);
 }
 
-TEST(stubreg_nvcc_default)
+/* nvcc's defaults, and optimized PIC with hidden symbols (as PyTorch). */
+TEST(stubreg_nvcc)
 {
 	if (access(NVCC, X_OK) != 0) {
 		printf("skip: %s missing\n", NVCC);
@@ -629,15 +630,6 @@ TEST(stubreg_nvcc_default)
 	}
 	CHECK_EQ_INT(build_cu(), 0);
 	check_stubreg("k", "k_strip");
-}
-
-TEST(stubreg_nvcc_pic_hidden)
-{
-	if (access(NVCC, X_OK) != 0) {
-		printf("skip: %s missing\n", NVCC);
-		return;
-	}
-	CHECK_EQ_INT(build_cu(), 0);
 	check_stubreg("libk.so", "libk_strip.so");
 }
 
@@ -841,8 +833,7 @@ TEST_MAIN(
 	TEST_ENTRY(gcc_nopie)
 	TEST_ENTRY(versioned)
 	TEST_ENTRY(nvcc_static)
-	TEST_ENTRY(stubreg_nvcc_default)
-	TEST_ENTRY(stubreg_nvcc_pic_hidden)
+	TEST_ENTRY(stubreg_nvcc)
 	TEST_ENTRY(stubreg_none_and_errors)
 	TEST_ENTRY(demangle)
 	TEST_ENTRY(open_errors)
