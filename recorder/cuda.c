@@ -32,9 +32,12 @@
  * application whose symbol is the kernel's mangled name, so its name comes
  * from the ELF symbol at that address (processes started before gpurecd
  * included), or, where the file is stripped (PyTorch's libraries are), from
- * the file's own registration code (stubreg.h).  A driver launch passes a CUfunction or CUkernel handle,
- * named from the load-time calls that made it (cuModuleGetFunction,
- * cuLibraryGetKernel, cuKernelGetFunction, __cudaRegisterFunction).
+ * the file's own registration code (stubreg.h).  A driver launch passes a
+ * CUfunction or CUkernel handle, named from the load-time calls that made
+ * it (cuModuleGetFunction, cuLibraryGetKernel, cuKernelGetFunction,
+ * __cudaRegisterFunction); a module function made before gpurecd started
+ * (PyTorch passes those to cudaLaunchKernel too) is named from the name
+ * the driver keeps behind the handle (name_handle).
  */
 #include <bpf/libbpf.h>
 #include <ctype.h>
@@ -48,6 +51,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -188,6 +192,9 @@ struct gr_cuda {
 	                       * &no_regs where none could be read */
 	struct hmap maps;     /* (pid, 0) -> struct pidmaps */
 	struct hmap names;    /* (pid, handle) -> struct kname */
+	struct hmap nameless; /* (pid, handle) -> &nameless_mark: nothing
+	                       * could name it, do not look again */
+	int misses_logged;    /* name_stub misses told in verbose mode */
 	int *execs;
 	int nexecs, execs_cap;
 	uint64_t drops_seen[GR_DROP_NSLOTS];
@@ -222,17 +229,20 @@ static void kname_free(struct kname *k)
 	free(k);
 }
 
-static void name_set(struct gr_cuda *c, uint32_t pid, uint64_t handle,
-		     struct kname *k)
+/* Keeps k as the name of (pid, handle); returns it, or NULL (k freed) if
+ * it could not be kept. */
+static struct kname *name_set(struct gr_cuda *c, uint32_t pid,
+			      uint64_t handle, struct kname *k)
 {
 	if (!k)
-		return;
+		return NULL;
 	void *old = hmap_put(&c->names, pid, handle, k);
 	if (old == k) {
 		kname_free(k);
-		return;
+		return NULL;
 	}
 	kname_free(old);
+	return k;
 }
 
 static void free_maps(struct pidmaps *pm)
@@ -371,6 +381,65 @@ static struct gr_elf *mapping_elf(struct gr_cuda *c, uint32_t pid,
 	return e;
 }
 
+static char nameless_mark; /* a c->nameless value */
+
+/* Reads up to len bytes at addr in pid; returns how many it could. */
+static size_t peek(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* A C identifier (mangled names are), NUL-terminated within n bytes. */
+static int is_ident(const char *s, size_t n)
+{
+	size_t i = 0;
+	if (!n || isdigit((unsigned char)s[0]))
+		return 0;
+	for (; i < n && s[i]; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
+		    s[i] != '$' && s[i] != '.')
+			return 0;
+	return i > 0 && i < n;
+}
+
+/* Names a CUfunction made before gpurecd could see its load, from the
+ * process's memory: libcuda keeps a module function's name behind its
+ * handle, a word, then a pointer to the NUL-terminated mangled name
+ * (driver 13.0; tests/gpu/handles.py finds where on any driver).
+ * PyTorch hands such handles to cudaLaunchKernel.  Only a C identifier is
+ * taken, so another layout names nothing rather than something wrong;
+ * library kernels' handles (cuLibraryGetKernel) are not pointers at all
+ * and stay unnamed. */
+static struct kname *name_handle(struct gr_cuda *c, uint32_t pid,
+				 uint64_t h)
+{
+	uint64_t w[2];
+	char buf[4096];
+	if (!h || peek(pid, h, w, sizeof(w)) != sizeof(w) || !w[1])
+		return NULL;
+	size_t n = peek(pid, w[1], buf, sizeof(buf));
+	if (!is_ident(buf, n))
+		return NULL;
+	struct kname *k = name_set(c, pid, h, kname_new(buf));
+	if (k)
+		c->st.handles_read++;
+	return k;
+}
+
+/* In verbose mode, says why a stub could not be named (the first few). */
+static void stub_miss(struct gr_cuda *c, uint32_t pid, uint64_t addr,
+		      const struct mapping *m, const char *why)
+{
+	if (!c->o.verbose || c->misses_logged >= 16)
+		return;
+	c->misses_logged++;
+	LOG(c, "cuda: cannot name the kernel stub 0x%" PRIx64 " of pid %u "
+	       "(%s): %s", addr, pid, m && m->path ? m->path : "no mapping",
+	    why);
+}
+
 /* Names a runtime launch's host stub: the ELF symbol at that address. */
 static struct kname *name_stub(struct gr_cuda *c, uint32_t pid, uint64_t addr)
 {
@@ -380,29 +449,33 @@ static struct kname *name_stub(struct gr_cuda *c, uint32_t pid, uint64_t addr)
 	for (int pass = 0; pass < 2; pass++) {
 		struct pidmaps *pm = pid_maps(c, pid, pass);
 		if (!pm)
-			return NULL;
+			return stub_miss(c, pid, addr, NULL, "maps unread"), NULL;
 		for (int i = 0; i < pm->n; i++) {
 			const struct mapping *m = &pm->m[i];
 			if (addr < m->start || addr >= m->end)
 				continue;
 			struct gr_elf *e = mapping_elf(c, pid, m);
 			uint64_t va, in;
-			if (!e || gr_elf__off_to_vaddr(e, addr - m->start + m->off,
-						       &va))
-				return NULL;
+			if (!e)
+				return stub_miss(c, pid, addr, m, "no ELF"), NULL;
+			if (gr_elf__off_to_vaddr(e, addr - m->start + m->off,
+						 &va))
+				return stub_miss(c, pid, addr, m,
+						 "not in a segment"), NULL;
 			const char *sym = gr_elf__symbolize(e, va, &in);
 			if (!sym || in != 0) {
 				/* Stripped (PyTorch's libraries): the
 				 * registration code still names it. */
 				struct gr_stubreg *r = mapping_regs(c, pid, m);
 				if (!r || !(sym = gr_stubreg__name(r, va)))
-					return NULL;
+					return stub_miss(c, pid, addr, m, !r ?
+						"no symbol, no registration code" :
+						"no symbol, not registered"), NULL;
 			}
-			k = kname_new(sym);
-			name_set(c, pid, addr, k);
-			return k;
+			return name_set(c, pid, addr, kname_new(sym));
 		}
 	}
+	stub_miss(c, pid, addr, NULL, "in no mapping");
 	return NULL;
 }
 
@@ -515,14 +588,20 @@ static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 				(int64_t)u64at(s + 24) : u32at(s + 24);
 			v[GR_cuda_kernel_stream] = (int64_t)u64at(s + 32);
 		}
-		struct kname *k = NULL;
-		if (a->shape <= GR_SH_LAUNCH_RT_EX)
-			k = name_stub(c, e->pid, func);
-		else
-			k = hmap_get(&c->names, e->pid, func);
+		struct kname *k = hmap_get(&c->names, e->pid, func);
 		if (!k && e->inner_func)
 			k = hmap_get(&c->names, e->pid, e->inner_func);
-		else if (k && e->inner_func &&
+		if (!k && !hmap_get(&c->nameless, e->pid, func)) {
+			/* Made before gpurecd saw it: a stub, or a handle. */
+			if (a->shape <= GR_SH_LAUNCH_RT_EX)
+				k = name_stub(c, e->pid, func);
+			if (!k)
+				k = name_handle(c, e->pid, func);
+			if (!k)
+				hmap_put(&c->nameless, e->pid, func,
+					 &nameless_mark);
+		}
+		if (k && e->inner_func &&
 			 !hmap_get(&c->names, e->pid, e->inner_func))
 			/* A runtime launch named from its stub names the
 			 * driver handle it passed down, for later driver-only
@@ -1166,6 +1245,7 @@ void gr_cuda__close(struct gr_cuda *c)
 	free(c->seen.e);
 	free(c->elfs.e);
 	free(c->regs.e);
+	free(c->nameless.e);
 	free(c->maps.e);
 	free(c->names.e);
 	free(c->execs);

@@ -55,6 +55,7 @@ void gr_cuda__report_drops(struct gr_cuda *c, int64_t now_ns);
 struct gr_cuda_stats {
 	uint64_t records, rows, files_attached, probes;
 	uint64_t named_launches, unnamed_launches, decode_errors;
+	uint64_t handles_read; /* names read from handles made unseen */
 };
 void gr_cuda__stats(const struct gr_cuda *c, struct gr_cuda_stats *st);
 

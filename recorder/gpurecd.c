@@ -146,12 +146,13 @@ static void write_status(const char *state)
 		",\"disk_bytes\":%" PRIu64 ",\"cuda\":{\"enabled\":%s,"
 		"\"records\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"files\":%" PRIu64
 		",\"probes\":%" PRIu64 ",\"named_launches\":%" PRIu64
-		",\"unnamed_launches\":%" PRIu64 "}}\n", state, getpid(),
+		",\"unnamed_launches\":%" PRIu64
+		",\"handle_names\":%" PRIu64 "}}\n", state, getpid(),
 		GPUREC_VERSION, d.started_ns, clock_ns(CLOCK_REALTIME),
 		gr_writer__segment_path(d.w), ws.events, ws.blocks, ws.segments,
 		ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
 		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
-		cs.unnamed_launches);
+		cs.unnamed_launches, cs.handles_read);
 	if (fclose(f) == 0)
 		rename(tmp, path);
 	else

@@ -8,7 +8,8 @@
 # calling the driver as the real one does.  Two processes make the same
 # calls: one started before gpurecd ("old": its early handles are unseen,
 # so gpurecd attaches the runtime's launch probes for it alone and names
-# its runtime launches from their host stubs) and one started after ("new":
+# its runtime launches from their host stubs, and early module functions
+# from the name the driver keeps behind the handle) and one started after ("new":
 # runtime launches trap only in the driver and are named from
 # cuLibraryGetKernel).  A third ("bogus") makes a driver launch gpurecd
 # cannot name, and gets the runtime's launch probes from then on.  Every
@@ -47,13 +48,13 @@ K="SELECT api, count(*), grid_x, grid_y, grid_z, block_x, block_y, block_z, shar
 G="GROUP BY api, kernel_mangled, grid_x ORDER BY api, kernel_mangled, grid_x"
 eq "(new) one row per launch, all at the driver, all named" \
 	"$(q "$K WHERE pid = $pn $G")" \
-	'cuLaunchKernel,1,1,1,1,1,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernel,2,1,1,1,32,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 '
-eq "(old) runtime launches named from the stub; early driver handles unnamed" \
+	'cuLaunchKernel,1,1,1,1,1,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernel,2,1,1,1,32,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernel,2,2,2,1,16,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 '
+eq "(old) runtime launches named from the stub or the handle's memory; early library handles unnamed" \
 	"$(q "$K WHERE pid = $po $G")" \
-	'cuLaunchKernel,2,1,1,1,32,1,1,0,0,,,0 cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 cudaLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 '
+	'cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernel,2,1,1,1,32,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 cudaLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cudaLaunchKernel,2,2,2,1,16,1,1,0,0,oldker(),_Z6oldkerv,0 '
 eq "(bogus) after an unnamed driver launch, runtime launches are named from their stubs" \
 	"$(q "$K WHERE pid = $pb $G")" \
-	'cuLaunchKernel,1,2,1,1,2,1,1,0,0,,,0 cuLaunchKernel,1,1,1,1,1,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernel,2,1,1,1,32,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 cudaLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 '
+	'cuLaunchKernel,1,2,1,1,2,1,1,0,0,,,0 cuLaunchKernel,1,1,1,1,1,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernel,2,1,1,1,32,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 cudaLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cudaLaunchKernel,2,2,2,1,16,1,1,0,0,oldker(),_Z6oldkerv,0 '
 for c in new:$pn old:$po; do
 	n=${c%%:*} pid=${c#*:}
 	eq "($n) a runtime call that crosses both layers is one row" \
@@ -63,7 +64,7 @@ for c in new:$pn old:$po; do
 		"$(q "SELECT api, ret FROM cuda_sync WHERE pid = $pid")" "cuCtxSynchronize,0 "
 done
 eq "(new) cuda_api holds every call" \
-	"$(q "SELECT count(*) FROM cuda_api WHERE pid = $pn")" "23 "
+	"$(q "SELECT count(*) FROM cuda_api WHERE pid = $pn")" "25 "
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
 "$GPUREC" --data "$D" verify >/dev/null 2>&1; eq "the recording verifies" "$?" 0
 finish

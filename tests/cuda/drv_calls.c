@@ -13,6 +13,7 @@
  *     (16,8,1)x(256,1,1), smem 49152, stream 0x99              x 3
  *   cudaLaunchKernel vadd (10,1,1)x(128,1,1), smem 0, stream 0  x 5
  *   cuLaunchKernel with the early handle (1,1,1)x(32,1,1)       x 2
+ *   cudaLaunchKernel with the early handle (2,2,1)x(16,1,1)     x 2
  *   cudaMalloc 1 MiB, cudaMemcpy 4096 B, cuCtxSynchronize.
  *
  * With "bogus", it first launches (2,1,1)x(2,1,1) with a handle no hooked
@@ -70,11 +71,18 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++)
 		bad |= cuLaunchKernel(early, 1, 1, 1, 32, 1, 1, 0, NULL, NULL,
 				      NULL);
+	for (int i = 0; i < 2; i++)
+		bad |= cudaLaunchKernel((const void *)early, (dim3){ 2, 2, 1 },
+					(dim3){ 16, 1, 1 }, NULL, 0, NULL);
 	void *p;
 	static char host[4096];
 	bad |= cudaMalloc(&p, 1 << 20);
 	bad |= cudaMemcpy(p, host, sizeof(host), 1);
 	bad |= cuCtxSynchronize();
+	/* Live a moment, as a CUDA process does: gpurecd reads the names
+	 * of handles it never saw made from this process's memory, as it
+	 * drains its ring buffer (every 5 ms). */
+	usleep(300000);
 	printf("%s\n", bad ? "some calls failed" : "ok");
 	return bad != 0;
 }

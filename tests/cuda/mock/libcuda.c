@@ -2,6 +2,7 @@
  * (tests/cuda/driver.sh): the real entry points' names and prototypes,
  * doing nothing but hand out handles.  The CI machines have no GPU, so the
  * real libcuda is never reached there. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mockcuda.h"
@@ -16,6 +17,15 @@ static void *handle(void)
 	return (void *)next_handle;
 }
 
+/* A module function, laid out where gpurecd looks as the real driver's
+ * is (driver 13.0, tests/gpu/handles.py): a word, then its name.  Library
+ * kernels' handles (cuLibraryGetKernel) point at nothing, as the real
+ * ones do. */
+struct CUfunc_st {
+	unsigned long kind;
+	char *name;
+};
+
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
 	(void)m;
@@ -23,7 +33,13 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 	 * return, finds its page present). */
 	if (!f || !name || !strlen(name))
 		return 1; /* CUDA_ERROR_INVALID_VALUE */
-	*f = handle();
+	struct CUfunc_st *fn = malloc(sizeof(*fn));
+	if (!fn || !(fn->name = strdup(name))) {
+		free(fn);
+		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+	}
+	fn->kind = 0x100000001ul;
+	*f = fn;
 	return 0;
 }
 

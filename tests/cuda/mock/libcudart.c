@@ -2,6 +2,7 @@
  * real one where gpurecd cares: __cudaRegisterFunction records host stub ->
  * device name; the first launch of a kernel gets its handle with
  * cuLibraryGetKernel (lazy loading), and every launch calls cuLaunchKernel;
+ * cudaLaunchKernel also takes a driver handle instead of a stub;
  * cudaMalloc and cudaMemcpy call the driver's cuMemAlloc_v2 and
  * cuMemcpyHtoD_v2; cudaDeviceReset forgets the handles.  So one runtime call crosses two hooked layers, as on a
  * GPU host. */
@@ -41,7 +42,10 @@ API int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 				      grid.z, block.x, block.y, block.z,
 				      (unsigned)smem, stream, args, NULL);
 	}
-	return 98;
+	/* Not a stub: a driver handle, as PyTorch passes them. */
+	return cuLaunchKernel((CUfunction)func, grid.x, grid.y, grid.z,
+			      block.x, block.y, block.z, (unsigned)smem, stream,
+			      args, NULL);
 }
 
 /* The context goes, and with it every handle: the next launch of each
