@@ -31,13 +31,15 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
 QUERY_SRC := query/main.c query/vtab.c query/output.c query/aggregates.c
 SYNTH_SRC := bench/synth.c
 REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
-               recorder/stubreg.c
+               recorder/stubreg.c recorder/host.c recorder/cgroup.c \
+               recorder/ksyms.c
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-.PHONY: all test bench deps clean help unit cli-test docs demo bpf-test
+.PHONY: all test bench deps clean help unit cli-test docs demo store-demo \
+        bpf-test
 all: $(B)/gpurec $(B)/gpurecd $(B)/gpurec-synth
 
 # eBPF: vmlinux.h from the running kernel's BTF (CO-RE relocates at load),
@@ -50,10 +52,14 @@ $(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(B)/vmlinux.h
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
 	  -c $< -o $@
 
+$(B)/sched.bpf.o $(B)/io.bpf.o $(B)/proc.bpf.o: bpf/tracked.h
+
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@
 
 $(B)/obj/recorder/cuda.o $(B)/asan/obj/recorder/cuda.o: $(B)/cuda.skel.h
+$(B)/obj/recorder/host.o $(B)/asan/obj/recorder/host.o: $(B)/sched.skel.h \
+		$(B)/io.skel.h $(B)/proc.skel.h
 $(B)/obj/recorder/%.o: CPPFLAGS += -I$(B)
 $(B)/asan/obj/recorder/%.o: CPPFLAGS += -I$(B)
 
@@ -91,7 +97,8 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		$(SYNTH_SRC) query/vtab.c query/output.c query/aggregates.c \
-		recorder/config.c recorder/elfsyms.c recorder/stubreg.c)
+		recorder/config.c recorder/elfsyms.c recorder/stubreg.c \
+		recorder/cgroup.c recorder/ksyms.c)
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
 
 unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
@@ -127,14 +134,23 @@ $(B)/asan/test_ringbuf_drops: $(call obj,$(B)/asan,tests/bpf/test_ringbuf_drops.
 	$(CC) $(SAN) -o $@ $^ $(RLIBS)
 $(B)/asan/obj/tests/bpf/test_ringbuf_drops.o: $(B)/cuda.skel.h
 
+# host_load: known host-side work from a process that touched CUDA (the
+# host context test and the demo).  Frame pointers, so that its stacks
+# unwind.
+$(B)/host-tests/host_load: tests/host/host_load.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -o $@ $< \
+	  -ldl -lpthread
+
 bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
-		$(B)/cuda-tests/drv_calls
+		$(B)/cuda-tests/drv_calls $(B)/host-tests/host_load
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
 	   echo "0 passed, 1 failed"; exit 1; \
 	 else echo "skip ringbuf test: not root"; fi
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/run.sh
 
 # make test: every test, sanitized; the last line counts them all.
 test:
@@ -151,8 +167,14 @@ $(B)/probe-cost: $(call obj,$(B),bench/probe_cost.c $(REC_LIB_SRC) \
 		$(STORE_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ $(RLIBS)
 
-bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS)
+$(B)/switch-load: bench/switch_load.c
+	@mkdir -p $(B)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
+
+bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
+		$(B)/gpurecd $(B)/switch-load
 	$(B)/probe-cost $(MOCK)
+	bash bench/sched_bench.sh $(B)/gpurecd
 	$(B)/bench-store $(BENCH_ARGS)
 
 deps:
@@ -161,7 +183,18 @@ deps:
 docs: $(B)/gpurec
 	bash docs/gen-schema.sh $(B)/gpurec >docs/schema.md
 
-demo: all
+# The live demo records this machine (root); its CUDA program is built
+# where nvcc is (it runs without a GPU too: the calls fail, and are
+# recorded).  store-demo needs neither root nor BPF.
+NVCC ?= /usr/local/cuda/bin/nvcc
+$(B)/demo/demo_cuda: tests/demo/demo.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart shared -o $@ $<
+
+demo: all $(B)/host-tests/host_load $(if $(wildcard $(NVCC)),$(B)/demo/demo_cuda)
+	bash tests/demo/demo.sh
+
+store-demo: $(B)/gpurec $(B)/gpurec-synth
 	bash tests/demo/store-demo.sh
 
 clean:
@@ -172,7 +205,9 @@ help:
 	@echo "make deps    install build dependencies (apt-get or dnf)"
 	@echo "make test    build with ASan+UBSan and run every test"
 	@echo "make bench   run the benchmarks (results: BENCHMARKS.md)"
-	@echo "make demo    a recording made by the store, queried with gpurec"
+	@echo "make demo    (root) record this machine running a CUDA program and"
+	@echo "             host load for a few seconds, then query it with gpurec"
+	@echo "make store-demo  a synthetic recording made by the store, queried"
 	@echo "make docs    regenerate docs/schema.md from the schema"
 	@echo "make STATIC=1  link statically (for the GPU machine, packages)"
 

@@ -35,6 +35,8 @@ enum kind {
 	K_AGE,		/* int64_t ns, bare number = seconds, above 0 */
 	K_MS,		/* int64_t ns, bare number = ms, 10 ms to 60 s */
 	K_BOOL,		/* int, yes/no; a bare --flag means yes */
+	K_US,		/* int64_t ns, a whole number of microseconds,
+			 * 0 to 60 s */
 };
 
 struct key {
@@ -66,6 +68,14 @@ static const struct key keys[] = {
 	{ "no-cuda", NULL, K_BOOL, OFF(no_cuda), "do not record CUDA calls" },
 	{ "no-sched", NULL, K_BOOL, OFF(no_sched), "do not record scheduling" },
 	{ "no-io", NULL, K_BOOL, OFF(no_io), "do not record I/O" },
+	{ "sched-all", NULL, K_BOOL, OFF(sched_all),
+	  "trace every process's scheduling and files, not only CUDA ones" },
+	{ "offcpu-min-us", "US", K_US, OFF(offcpu_min_ns),
+	  "record off-CPU intervals at least this long (1000)" },
+	{ "runq-min-us", "US", K_US, OFF(runq_min_ns),
+	  "record run-queue waits at least this long (0)" },
+	{ "file-io-min-us", "US", K_US, OFF(file_io_min_ns),
+	  "record file calls at least this long; opens always (1000)" },
 	{ "verbose", NULL, K_BOOL, OFF(verbose), "log more" },
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
@@ -246,6 +256,17 @@ static int key__set(const struct key *k, struct gr_config *c, const char *v,
 		}
 		*(int64_t *)p = ns;
 		return 0;
+	case K_US: {
+		char *end;
+		errno = 0;
+		unsigned long long us = strtoull(v, &end, 10);
+		if (!*v || *v == '-' || *end || errno || us > 60000000ull) {
+			*why = "expected microseconds, 0 to 60000000";
+			return -EINVAL;
+		}
+		*(int64_t *)p = (int64_t)us * 1000;
+		return 0;
+	}
 	case K_BOOL:
 		if (parse_bool(v, (int *)p)) {
 			*why = "expected yes or no";
@@ -475,6 +496,8 @@ int gr_config__load(struct gr_config *c, int argc, char **argv,
 	c->segment_size = 256ULL << 20;
 	c->segment_age_ns = 3600 * NS_PER_SEC;
 	c->flush_interval_ns = 1000 * NS_PER_MS;
+	c->offcpu_min_ns = 1000000;
+	c->file_io_min_ns = 1000000;
 	c->data_dir = strdup(GR_CONFIG_DEFAULT_DATA);
 	if (!c->data_dir)
 		return fail(-ENOMEM, err, errlen, "out of memory");
@@ -585,6 +608,10 @@ void gr_config__print(const struct gr_config *c, FILE *f)
 		case K_MS:
 			fprintf(f, "%s = ", k->name);
 			print_duration(f, *(const int64_t *)p, 4);
+			break;
+		case K_US:
+			fprintf(f, "%s = %lld\n", k->name,
+				(long long)(*(const int64_t *)p / 1000));
 			break;
 		case K_BOOL:
 			fprintf(f, "%s = %s\n", k->name,

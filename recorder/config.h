@@ -26,6 +26,8 @@ struct gr_config {
 	char **cuda_libs;	/* the file's entries, then the command line's */
 	int ncuda_libs;
 	int no_cuda, no_sched, no_io, verbose, check_config;
+	int sched_all;		/* trace every process, not only CUDA ones */
+	int64_t offcpu_min_ns, runq_min_ns, file_io_min_ns; /* thresholds */
 	int help, version;	/* set when --help / --version given */
 };
 

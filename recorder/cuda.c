@@ -534,6 +534,8 @@ static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 
 	memcpy(comm, e->comm, 16);
 	comm[16] = 0;
+	if (c->o.on_pid)
+		c->o.on_pid(c->o.on_pid_ctx, e->pid);
 	/* Columns every cuda_* table shares sit at the same indices. */
 	v[GR_cuda_api_ts] = (int64_t)e->ts + c->o.clock_offset_ns;
 	v[GR_cuda_api_pid] = e->pid;

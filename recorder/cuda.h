@@ -15,6 +15,10 @@ struct gr_cuda_opts {
 	int verbose;
 	uint32_t ringbuf_bytes;      /* 0: 8 MiB; else a power of 2 >= 4096 */
 	int record_self;             /* tests only: do not skip our own pid */
+	/* Called with the pid of every call decoded (the host families
+	 * trace the processes that use CUDA); may be NULL. */
+	void (*on_pid)(void *ctx, uint32_t pid);
+	void *on_pid_ctx;
 };
 
 /* Loads the BPF object and creates its ring buffer.  Returns NULL with

@@ -34,6 +34,7 @@
 
 #include "recorder/config.h"
 #include "recorder/cuda.h"
+#include "recorder/host.h"
 #include "store/store.h"
 
 #define GPUREC_VERSION "0.1.0"
@@ -55,8 +56,9 @@ static struct {
 	struct gr_config cfg;
 	struct gr_writer *w;
 	struct gr_cuda *cuda;
+	struct gr_host *host;
 	uv_loop_t *loop;
-	uv_poll_t cuda_poll;
+	uv_poll_t cuda_poll, host_poll;
 	uv_timer_t flush_timer, scan_timer, stop_timer;
 	uv_signal_t sigint, sigterm;
 	struct rescan *rescans;
@@ -172,12 +174,31 @@ static void on_cuda(uv_poll_t *h, int status, int events)
 		logf_("cuda: ring buffer: %s", strerror(-n));
 }
 
+static void on_host(uv_poll_t *h, int status, int events)
+{
+	(void)h;
+	(void)events;
+	if (status < 0)
+		return;
+	int n = gr_host__poll(d.host);
+	if (n < 0 && n != -EINTR)
+		logf_("host: ring buffer: %s", strerror(-n));
+}
+
+static void on_cuda_pid(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	gr_host__track(d.host, pid);
+}
+
 static void flush_all(void)
 {
 	if (d.cuda) {
 		gr_cuda__poll(d.cuda);
 		gr_cuda__report_drops(d.cuda, clock_ns(CLOCK_REALTIME));
 	}
+	if (d.host)
+		gr_host__flush(d.host, clock_ns(CLOCK_REALTIME));
 	int err = gr_writer__flush(d.w);
 	if (err)
 		logf_("flush to %s failed: %s", d.cfg.data_dir, strerror(-err));
@@ -213,6 +234,8 @@ static void on_scan(uv_timer_t *t)
 	(void)t;
 	uint64_t now = uv_now(d.loop);
 	int pids[256], n;
+	if (d.host)
+		gr_host__poll(d.host);
 	if (!d.cuda)
 		return;
 	/* Draining first delivers the exec records waiting. */
@@ -356,10 +379,33 @@ int main(int argc, char **argv)
 	      d.cfg.keep_free >> 20);
 
 	d.loop = uv_default_loop();
+	/* The host families first: the CUDA family tells them which
+	 * processes to trace from its first record on. */
+	if (!d.cfg.no_sched || !d.cfg.no_io) {
+		struct gr_host_opts ho = {
+			.w = d.w, .log = logf_,
+			.clock_offset_ns = d.clock_offset_ns,
+			.verbose = d.cfg.verbose,
+			.sched = !d.cfg.no_sched, .io = !d.cfg.no_io,
+			.trace_all = d.cfg.sched_all,
+			.offcpu_min_ns = d.cfg.offcpu_min_ns,
+			.runq_min_ns = d.cfg.runq_min_ns,
+			.file_io_min_ns = d.cfg.file_io_min_ns,
+		};
+		d.host = gr_host__open(&ho);
+		if (d.host) {
+			uv_poll_init(d.loop, &d.host_poll, gr_host__fd(d.host));
+			uv_poll_start(&d.host_poll, UV_READABLE, on_host);
+		} else {
+			logf_("host: probe families disabled (see above); "
+			      "other families continue");
+		}
+	}
 	if (!d.cfg.no_cuda) {
 		struct gr_cuda_opts co = { .w = d.w, .log = logf_,
 					   .clock_offset_ns = d.clock_offset_ns,
-					   .verbose = d.cfg.verbose };
+					   .verbose = d.cfg.verbose,
+					   .on_pid = d.host ? on_cuda_pid : NULL };
 		d.cuda = gr_cuda__open(&co);
 		if (d.cuda) {
 			attach_known_paths();
@@ -369,12 +415,14 @@ int main(int argc, char **argv)
 			      "processes", n);
 			uv_poll_init(d.loop, &d.cuda_poll, gr_cuda__fd(d.cuda));
 			uv_poll_start(&d.cuda_poll, UV_READABLE, on_cuda);
-			uv_timer_init(d.loop, &d.scan_timer);
-			uv_timer_start(&d.scan_timer, on_scan, 5, 5);
 		} else {
 			logf_("cuda: probe family disabled (see above); other "
 			      "families continue");
 		}
+	}
+	if (d.cuda || d.host) { /* drains the ring buffers every 5 ms */
+		uv_timer_init(d.loop, &d.scan_timer);
+		uv_timer_start(&d.scan_timer, on_scan, 5, 5);
 	}
 	uint64_t flush_ms = (uint64_t)(d.cfg.flush_interval_ns / 1000000);
 	uv_timer_init(d.loop, &d.flush_timer);
@@ -398,6 +446,7 @@ int main(int argc, char **argv)
 	flush_all();
 	write_status("stopped");
 	gr_cuda__close(d.cuda);
+	gr_host__close(d.host);
 	int rc = gr_writer__close(d.w);
 	if (rc)
 		logf_("closing %s: %s", d.cfg.data_dir, strerror(-rc));

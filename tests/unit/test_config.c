@@ -118,6 +118,10 @@ TEST(defaults)
 	CHECK(c.cuda_libs == NULL);
 	CHECK_EQ_INT(c.no_cuda + c.no_sched + c.no_io + c.verbose, 0);
 	CHECK_EQ_INT(c.check_config + c.help + c.version, 0);
+	CHECK_EQ_INT(c.sched_all, 0);
+	CHECK_EQ_INT(c.offcpu_min_ns, 1000 * 1000);
+	CHECK_EQ_INT(c.runq_min_ns, 0);
+	CHECK_EQ_INT(c.file_io_min_ns, 1000 * 1000);
 	gr_config__free(&c);
 	CHECK(c.data_dir == NULL);
 	gr_config__free(&c);	/* twice is fine */
@@ -145,6 +149,10 @@ TEST(file_every_key)
 			       "no-cuda = yes\n"
 			       "no-sched = true\n"
 			       "no-io = 1\n"
+			       "sched-all = yes\n"
+			       "offcpu-min-us = 250\n"
+			       "runq_min_us = 7\n"
+			       "file-io-min-us = 0\n"
 			       "verbose = on\n",
 			       path),
 		     0);
@@ -163,6 +171,10 @@ TEST(file_every_key)
 	CHECK_EQ_INT(c.no_sched, 1);
 	CHECK_EQ_INT(c.no_io, 1);
 	CHECK_EQ_INT(c.verbose, 1);
+	CHECK_EQ_INT(c.sched_all, 1);
+	CHECK_EQ_INT(c.offcpu_min_ns, 250 * 1000);
+	CHECK_EQ_INT(c.runq_min_ns, 7 * 1000);
+	CHECK_EQ_INT(c.file_io_min_ns, 0);
 	CHECK_EQ_INT(c.check_config, 0);
 	gr_config__free(&c);
 
@@ -378,6 +390,12 @@ TEST(file_bad_values)
 		       "1: bad value '61s' for flush-interval: must be 10ms to 60s");
 	CHECK_FILE_ERR("flush-interval = soon\n",
 		       "1: bad value 'soon' for flush-interval: expected milliseconds or a duration like 500ms");
+	CHECK_FILE_ERR("offcpu-min-us = -5\n",
+		       "1: bad value '-5' for offcpu-min-us: expected microseconds, 0 to 60000000");
+	CHECK_FILE_ERR("runq-min-us = 1ms\n",
+		       "1: bad value '1ms' for runq-min-us: expected microseconds, 0 to 60000000");
+	CHECK_FILE_ERR("file-io-min-us = 60000001\n",
+		       "1: bad value '60000001' for file-io-min-us: expected microseconds, 0 to 60000000");
 	CHECK_FILE_ERR("no-io = maybe\n",
 		       "1: bad value 'maybe' for no-io: expected yes or no");
 	CHECK_FILE_ERR("no-io =\n",
@@ -518,6 +536,10 @@ TEST(print)
 			  "no-cuda = no\n"
 			  "no-sched = no\n"
 			  "no-io = no\n"
+			  "sched-all = no\n"
+			  "offcpu-min-us = 1000\n"
+			  "runq-min-us = 0\n"
+			  "file-io-min-us = 1000\n"
 			  "verbose = no\n");
 	free(out);
 
@@ -548,6 +570,10 @@ TEST(print)
 		 "no-cuda = no\n"
 		 "no-sched = no\n"
 		 "no-io = yes\n"
+		 "sched-all = no\n"
+		 "offcpu-min-us = 1000\n"
+		 "runq-min-us = 0\n"
+		 "file-io-min-us = 1000\n"
 		 "verbose = no\n",
 		 path);
 	CHECK_EQ_STR(out, want);

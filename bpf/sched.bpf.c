@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sched.bpf.c - off-CPU intervals and run-queue latency of the threads of
+ * GPU processes, from the sched_switch and sched_wakeup raw tracepoints
+ * (tracefs is absent on GPU hosts, so no classic tracepoints; no fentry or
+ * tp_btf on these kernels either).
+ *
+ * Cheap on a busy host: a switch costs a bit test of each side's tgid in
+ * `tracked` (tracked.h: the processes that use CUDA) and nothing more for
+ * other processes.  For a tracked thread that blocks, the
+ * kernel and user stacks are taken as it leaves the CPU (only then is it
+ * the current task, which bpf_get_stack needs); the interval is emitted
+ * when it comes back if it lasted at least offcpu_min_ns.  A tracked thread
+ * that is woken or preempted is runnable from then until it runs: one runq
+ * record of that wait.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "sched.h"
+#include "tracked.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 offcpu_min_ns = 1000000;
+const volatile __u64 runq_min_ns = 0;
+const volatile __u64 wake_bytes = 1 << 20;
+
+__u64 drops[GR_SCHED_NDROPS];
+
+
+struct tstate {
+	__u64 off_ts;		/* left the CPU blocked at; 0 if running */
+	__u64 run_ts;		/* runnable since; 0 if not waiting */
+	__u32 state;
+	__u32 waker_pid, waker_tid;
+	__s32 kbytes, ubytes;
+	__u32 pad;
+	__u64 kstack[GR_KSTACK_DEPTH];
+	__u64 ustack[GR_USTACK_DEPTH];
+	__u64 wstack[GR_WSTACK_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct tstate);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tstate);
+} zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+#define TASK_DEAD_BIT 0x80
+
+static __always_inline __u64 wake_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline struct tstate *tstate_get(__u32 tid)
+{
+	struct tstate *t = bpf_map_lookup_elem(&threads, &tid);
+	if (t)
+		return t;
+	__u32 k = 0;
+	struct tstate *z = bpf_map_lookup_elem(&zero, &k);
+	if (!z)
+		return NULL;
+	if (bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &tid)) {
+		__sync_fetch_and_add(&drops[GR_SCHED_DROP_THREADS], 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline void emit_offcpu(struct tstate *t, __u32 tgid,
+					__u32 tid, struct task_struct *task,
+					__u64 now)
+{
+	struct gr_offcpu *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&drops[GR_SCHED_DROP_RINGBUF], 1);
+		return;
+	}
+	e->rec = GR_REC_OFFCPU;
+	e->pid = tgid;
+	e->tid = tid;
+	e->state = t->state;
+	e->ts = t->off_ts;
+	e->dur = now - t->off_ts;
+	e->waker_pid = t->waker_pid;
+	e->waker_tid = t->waker_tid;
+	e->kbytes = t->kbytes;
+	e->ubytes = t->ubytes;
+	bpf_core_read_str(e->comm, sizeof(e->comm), &task->comm);
+	__builtin_memcpy(e->kstack, t->kstack, sizeof(e->kstack));
+	__builtin_memcpy(e->ustack, t->ustack, sizeof(e->ustack));
+	__builtin_memcpy(e->wstack, t->wstack, sizeof(e->wstack));
+	bpf_ringbuf_submit(e, wake_flag());
+}
+
+static __always_inline void emit_runq(__u64 since, __u32 tgid, __u32 tid,
+				      struct task_struct *task, __u64 now)
+{
+	struct gr_runq *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&drops[GR_SCHED_DROP_RINGBUF], 1);
+		return;
+	}
+	e->rec = GR_REC_RUNQ;
+	e->pid = tgid;
+	e->tid = tid;
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts = since;
+	e->dur = now - since;
+	bpf_core_read_str(e->comm, sizeof(e->comm), &task->comm);
+	bpf_ringbuf_submit(e, wake_flag());
+}
+
+/* sched_switch(bool preempt, prev, next, unsigned int prev_state); here
+ * current is still prev. */
+SEC("raw_tp/sched_switch")
+int sched_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	bool preempt = (bool)ctx->args[0];
+	struct task_struct *next = (void *)ctx->args[2];
+	__u32 prev_state = (__u32)ctx->args[3];
+	__u64 id = bpf_get_current_pid_tgid(); /* prev is current */
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u64 now = 0;
+	struct tstate *t;
+
+	if (is_tracked(tgid)) {
+		now = bpf_ktime_get_boot_ns();
+		if (prev_state & TASK_DEAD_BIT) {
+			bpf_map_delete_elem(&threads, &tid);
+		} else if ((t = tstate_get(tid))) {
+			if (!preempt && prev_state) {
+				/* Blocked: its stacks say where. */
+				t->off_ts = now;
+				t->run_ts = 0;
+				t->state = prev_state;
+				t->waker_pid = t->waker_tid = 0;
+				t->wstack[0] = 0;
+				t->kbytes = bpf_get_stack(ctx, t->kstack,
+							  sizeof(t->kstack), 0);
+				t->ubytes = bpf_get_stack(ctx, t->ustack,
+							  sizeof(t->ustack),
+							  BPF_F_USER_STACK);
+			} else {
+				/* Preempted or yielded: still runnable. */
+				t->off_ts = 0;
+				t->run_ts = now;
+			}
+		}
+	}
+
+	tgid = BPF_CORE_READ(next, tgid);
+	if (!is_tracked(tgid))
+		return 0;
+	tid = BPF_CORE_READ(next, pid);
+	if (!(t = bpf_map_lookup_elem(&threads, &tid)))
+		return 0;
+	if (!now)
+		now = bpf_ktime_get_boot_ns();
+	if (t->off_ts && now - t->off_ts >= offcpu_min_ns)
+		emit_offcpu(t, tgid, tid, next, now);
+	if (t->run_ts && now - t->run_ts >= runq_min_ns)
+		emit_runq(t->run_ts, tgid, tid, next, now);
+	t->off_ts = 0;
+	t->run_ts = 0;
+	return 0;
+}
+
+/* sched_waking(p) runs in the waker's context, always; sched_wakeup(p)
+ * may run on p's CPU from an IPI (remote wakeups are queued), where
+ * current is whatever ran there.  So the waker comes from the first, and
+ * the time p became runnable from the second. */
+SEC("raw_tp/sched_waking")
+int sched_waking(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *p = (void *)ctx->args[0];
+	if (!is_tracked(BPF_CORE_READ(p, tgid)))
+		return 0;
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct tstate *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t || !t->off_ts || t->waker_tid)
+		return 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	t->waker_pid = id >> 32;
+	t->waker_tid = (__u32)id;
+	/* A few frames say whether this is an interrupt (user space
+	 * reads them); only for tracked threads' wakeups. */
+	if (bpf_get_stack(ctx, t->wstack, sizeof(t->wstack), 0) < 0)
+		t->wstack[0] = 0;
+	return 0;
+}
+
+static __always_inline int on_wakeup(struct task_struct *p, int fresh)
+{
+	if (!is_tracked(BPF_CORE_READ(p, tgid)))
+		return 0;
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct tstate *t = fresh ? tstate_get(tid) :
+			   bpf_map_lookup_elem(&threads, &tid);
+	if (t && !t->run_ts)
+		t->run_ts = bpf_ktime_get_boot_ns();
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup")
+int sched_wakeup(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_wakeup((void *)ctx->args[0], 0);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int sched_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_wakeup((void *)ctx->args[0], 1);
+}

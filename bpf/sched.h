@@ -1,0 +1,44 @@
+/* sched.h - records the sched BPF programs share with gpurecd
+ * (recorder/host.c).  No includes: both sides include this after their own
+ * integer types. */
+#ifndef GR_BPF_SCHED_H
+#define GR_BPF_SCHED_H
+
+#define GR_KSTACK_DEPTH 24	/* frames kept per off-CPU stack, kernel */
+#define GR_USTACK_DEPTH 32	/* and user */
+#define GR_WSTACK_DEPTH 8	/* frames of the wakeup, kernel */
+
+enum gr_sched_rec {
+	GR_REC_OFFCPU = 16,	/* distinct from the other families' records */
+	GR_REC_RUNQ,
+};
+
+enum gr_sched_drop {
+	GR_SCHED_DROP_RINGBUF,	/* ring buffer full: a record was lost */
+	GR_SCHED_DROP_THREADS,	/* no room for a thread's state */
+	GR_SCHED_NDROPS,
+};
+
+struct gr_offcpu {
+	__u32 rec;		/* GR_REC_OFFCPU */
+	__u32 pid, tid;
+	__u32 state;		/* prev->__state when it left the CPU */
+	__u64 ts, dur;		/* boot-time ns */
+	__u32 waker_pid, waker_tid; /* 0: not seen */
+	__s32 kbytes, ubytes;	/* bpf_get_stack() results (<0: none) */
+	char comm[16];
+	__u64 kstack[GR_KSTACK_DEPTH];
+	__u64 ustack[GR_USTACK_DEPTH];
+	/* Where the wakeup ran: in an interrupt (a timer, a completion)
+	 * the waker is whatever task the interrupt hit, not a waker. */
+	__u64 wstack[GR_WSTACK_DEPTH];
+};
+
+struct gr_runq {
+	__u32 rec;		/* GR_REC_RUNQ */
+	__u32 pid, tid, cpu;
+	__u64 ts, dur;
+	char comm[16];
+};
+
+#endif

@@ -1,0 +1,51 @@
+/* host.h - the host-context probe families: scheduling (sched.bpf.c),
+ * I/O (io.bpf.c) and processes (proc.bpf.c), and the rows they make in
+ * offcpu, runq, block_io, file_io and process.
+ *
+ * Which processes are traced: those gr_host__track() is told about (the
+ * CUDA family calls it for every process it records), or all of them with
+ * trace_all.  Block I/O is recorded host-wide.  Each family loads on its
+ * own, so one the kernel refuses is logged and the others run.
+ */
+#ifndef GR_RECORDER_HOST_H
+#define GR_RECORDER_HOST_H
+
+#include <stdint.h>
+
+struct gr_writer;
+struct gr_host;
+
+struct gr_host_opts {
+	struct gr_writer *w;
+	int64_t clock_offset_ns;	/* boot-time ns + this = UTC ns */
+	void (*log)(const char *fmt, ...);
+	int verbose;
+	int sched, io;			/* families wanted (proc always) */
+	int trace_all;
+	int64_t offcpu_min_ns, runq_min_ns, file_io_min_ns;
+	int record_self;		/* tests only */
+};
+
+/* Loads and attaches the families.  Returns NULL with errno set if none
+ * could run (each failure is logged). */
+struct gr_host *gr_host__open(const struct gr_host_opts *o);
+void gr_host__close(struct gr_host *h);
+
+/* The ring buffers' epoll fd; records wake it only once a quarter of a
+ * buffer is full, so the caller also drains (gr_host__poll) on a timer. */
+int gr_host__fd(struct gr_host *h);
+
+/* Drains the ring buffers into the writer.  Returns records or -errno. */
+int gr_host__poll(struct gr_host *h);
+
+/* Starts tracing a process that uses CUDA: its threads' scheduling and
+ * file calls, and a `process` row for it and its ancestors.  Cheap when
+ * the pid is traced already. */
+void gr_host__track(struct gr_host *h, uint32_t pid);
+
+/* Called before each writer flush: drops rows, `process` rows of live
+ * traced processes again in a new segment (so each segment names the
+ * processes it holds), and forgets exited processes nobody asked about. */
+void gr_host__flush(struct gr_host *h, int64_t now_ns);
+
+#endif
