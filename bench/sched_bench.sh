@@ -228,6 +228,9 @@ round_gpurecd() {
 	out=$(window "$dpid") || exit 1
 	stop "$dpid" gpurecd 0
 	printf "round %d %-6s  %s\n" "$r" "$mode" "$out"
+	# A family that failed to load would read as a cheap one.
+	grep -q ' sched_switch ' <<<"$out" ||
+		die "gpurecd ($mode) runs no sched_switch program: $(tail -n1 "$tmp/daemon.err")"
 	rec "${mode}_sw" "$(field switches_per_s "$out")"
 	rec "${mode}_cpu" "$(field cpu_s "$out")"
 	rec "${mode}_pct" "$(field cpu_pct "$out")"

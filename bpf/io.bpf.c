@@ -219,6 +219,13 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct call *c = bpf_map_lookup_elem(&calls, &tid);
 	if (!c)
 		return 0;
+	/* An entry whose exit never came (exit_group, a thread gone) must
+	 * not be taken for this call's. */
+	struct pt_regs *regs = (void *)ctx->args[0];
+	if (BPF_CORE_READ(regs, orig_ax) != c->nr) {
+		bpf_map_delete_elem(&calls, &tid);
+		return 0;
+	}
 	__u64 now = bpf_ktime_get_boot_ns();
 	long ret = (long)ctx->args[1];
 	if (now - c->ts >= file_min_ns || is_open(c->nr)) {

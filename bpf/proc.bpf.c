@@ -67,14 +67,19 @@ int proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* sched_process_exit(struct task_struct *p, bool group_dead): the leader's
- * exit carries the status wait(2) reports. */
+#define SIGNAL_GROUP_EXIT 0x4 /* include/linux/sched/signal.h */
+
+/* sched_process_exit(struct task_struct *p[, bool group_dead]): the
+ * process is gone when its last thread exits, whichever thread that is
+ * (main may have called pthread_exit; a thread that execs kills the old
+ * leader first).  signal->live has dropped to 0 by then on every kernel,
+ * with or without the group_dead argument (6.16+). */
 SEC("raw_tp/sched_process_exit")
 int proc_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *p = (void *)ctx->args[0];
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	if (BPF_CORE_READ(p, pid) != tgid || tgid == self_tgid)
+	if (tgid == self_tgid || BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	struct gr_pexit *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -83,10 +88,15 @@ int proc_exit(struct bpf_raw_tracepoint_args *ctx)
 	}
 	e->rec = GR_REC_PEXIT;
 	e->pid = tgid;
-	e->code = BPF_CORE_READ(p, exit_code);
+	/* What wait(2) reports: the group's status after exit_group() or
+	 * a fatal signal, else the leader's own exit. */
+	if (BPF_CORE_READ(p, signal, flags) & SIGNAL_GROUP_EXIT)
+		e->code = BPF_CORE_READ(p, signal, group_exit_code);
+	else
+		e->code = BPF_CORE_READ(p, group_leader, exit_code);
 	e->pad = 0;
 	e->ts = bpf_ktime_get_boot_ns();
-	e->start = BPF_CORE_READ(p, start_boottime);
+	e->start = BPF_CORE_READ(p, group_leader, start_boottime);
 	bpf_core_read_str(e->comm, sizeof(e->comm), &p->comm);
 	bpf_ringbuf_submit(e, 0);
 	/* Its threads are gone: stop tracing the pid (it may be reused). */

@@ -36,7 +36,7 @@ struct tstate {
 	__u32 state;
 	__u32 waker_pid, waker_tid;
 	__s32 kbytes, ubytes;
-	__u32 pad;
+	__u32 woken;		/* sched_waking seen since it last ran */
 	__u64 kstack[GR_KSTACK_DEPTH];
 	__u64 ustack[GR_USTACK_DEPTH];
 	__u64 wstack[GR_WSTACK_DEPTH];
@@ -143,18 +143,23 @@ int sched_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u64 now = 0;
 	struct tstate *t;
 
-	if (is_tracked(tgid)) {
+	if (prev_state & TASK_DEAD_BIT) {
+		/* Tracked or not (its process may be untracked already). */
+		bpf_map_delete_elem(&threads, &tid);
+	} else if (is_tracked(tgid)) {
 		now = bpf_ktime_get_boot_ns();
-		if (prev_state & TASK_DEAD_BIT) {
-			bpf_map_delete_elem(&threads, &tid);
-		} else if ((t = tstate_get(tid))) {
+		if ((t = tstate_get(tid))) {
 			if (!preempt && prev_state) {
 				/* Blocked: its stacks say where. */
 				t->off_ts = now;
 				t->run_ts = 0;
 				t->state = prev_state;
-				t->waker_pid = t->waker_tid = 0;
-				t->wstack[0] = 0;
+				/* A wakeup may come between its dequeue
+				 * and this tracepoint: keep that waker. */
+				if (!t->woken) {
+					t->waker_pid = t->waker_tid = 0;
+					t->wstack[0] = 0;
+				}
 				t->kbytes = bpf_get_stack(ctx, t->kstack,
 							  sizeof(t->kstack), 0);
 				t->ubytes = bpf_get_stack(ctx, t->ustack,
@@ -164,6 +169,7 @@ int sched_switch(struct bpf_raw_tracepoint_args *ctx)
 				/* Preempted or yielded: still runnable. */
 				t->off_ts = 0;
 				t->run_ts = now;
+				t->woken = 0;
 			}
 		}
 	}
@@ -182,6 +188,7 @@ int sched_switch(struct bpf_raw_tracepoint_args *ctx)
 		emit_runq(t->run_ts, tgid, tid, next, now);
 	t->off_ts = 0;
 	t->run_ts = 0;
+	t->woken = 0;
 	return 0;
 }
 
@@ -197,8 +204,9 @@ int sched_waking(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct tstate *t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t || !t->off_ts || t->waker_tid)
+	if (!t || t->woken)
 		return 0;
+	t->woken = 1;
 	__u64 id = bpf_get_current_pid_tgid();
 	t->waker_pid = id >> 32;
 	t->waker_tid = (__u32)id;

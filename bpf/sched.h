@@ -6,7 +6,7 @@
 
 #define GR_KSTACK_DEPTH 24	/* frames kept per off-CPU stack, kernel */
 #define GR_USTACK_DEPTH 32	/* and user */
-#define GR_WSTACK_DEPTH 8	/* frames of the wakeup, kernel */
+#define GR_WSTACK_DEPTH 16	/* frames of the wakeup, kernel */
 
 enum gr_sched_rec {
 	GR_REC_OFFCPU = 16,	/* distinct from the other families' records */

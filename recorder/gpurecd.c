@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 	d.loop = uv_default_loop();
 	/* The host families first: the CUDA family tells them which
 	 * processes to trace from its first record on. */
-	if (!d.cfg.no_sched || !d.cfg.no_io) {
+	if (!d.cfg.no_sched || !d.cfg.no_io || !d.cfg.no_cuda) {
 		struct gr_host_opts ho = {
 			.w = d.w, .log = logf_,
 			.clock_offset_ns = d.clock_offset_ns,

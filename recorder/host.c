@@ -202,6 +202,7 @@ struct gr_host {
 	uint64_t drops_seen[3][GR_SCHED_NDROPS];
 	uint64_t user_drops, user_drops_seen;
 	uint64_t stacks_kernel_unnamed;
+	uint64_t flushes;
 };
 
 static int64_t now_boot_ns(void)
@@ -411,23 +412,33 @@ static void name_process(struct gr_host *h, struct pinfo *p, int64_t now)
 	}
 }
 
+/* Sets or clears pid's bit in the shared bitmap (bpf/tracked.h).  The
+ * word is read and written back whole; proc.bpf.c clears bits of exiting
+ * processes atomically meanwhile, so the exit record clears this one again
+ * (on_exit_), whichever ring buffer is drained first. */
+static void set_tracked(struct gr_host *h, uint32_t pid, int on)
+{
+	if (h->tracked_fd < 0)
+		return;
+	__u32 k = pid >> 6;
+	__u64 w = 0, bit = 1ull << (pid & 63);
+	bpf_map_lookup_elem(h->tracked_fd, &k, &w);
+	w = on ? w | bit : w & ~bit;
+	bpf_map_update_elem(h->tracked_fd, &k, &w, BPF_ANY);
+}
+
 void gr_host__track(struct gr_host *h, uint32_t pid)
 {
+	if (!h || !pid)
+		return;
 	struct pinfo *p = ptab_get(&h->procs, pid);
 	if (p && p->traced)
 		return;
-	if (!h || !pid || (!p && !(p = pinfo_get(h, pid))))
+	if (!p && !(p = pinfo_get(h, pid)))
 		return;
 	p->traced = 1;
-	if (!p->exited && h->tracked_fd >= 0) {
-		/* Its bit in the shared bitmap (bpf/tracked.h); proc.bpf.c
-		 * clears it when the process exits. */
-		__u32 k = pid >> 6;
-		__u64 w = 0;
-		bpf_map_lookup_elem(h->tracked_fd, &k, &w);
-		w |= 1ull << (pid & 63);
-		bpf_map_update_elem(h->tracked_fd, &k, &w, BPF_ANY);
-	}
+	if (!p->exited)
+		set_tracked(h, pid, 1);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	name_process(h, p, ts.tv_sec * 1000000000ll + ts.tv_nsec);
@@ -514,6 +525,8 @@ static void on_exit_(struct gr_host *h, const struct gr_pexit *e)
 		p->start_ts = utc(h, e->start);
 	if (!p->comm[0])
 		memcpy(p->comm, e->comm, sizeof(p->comm)), p->comm[15] = 0;
+	if (p->traced)
+		set_tracked(h, p->pid, 0);
 	if (p->named)
 		process_row(h, p);
 	/* Kept a while (gr_host__flush forgets it): records of its last
@@ -594,7 +607,10 @@ static void *loader_main(void *arg)
 			ld->tail = NULL;
 		pthread_mutex_unlock(&ld->mu);
 		struct gr_elf *e = gr_elf__open(x->path);
-		if (!e && x->alt)
+		struct stat st;
+		/* The mapped path only if it is still the mapped file. */
+		if (!e && x->alt && stat(x->alt, &st) == 0 &&
+		    st.st_dev == x->dev && st.st_ino == x->ino)
 			e = gr_elf__open(x->alt);
 		pthread_mutex_lock(&ld->mu);
 		x->e = e;
@@ -713,8 +729,10 @@ static char *fold(struct gr_host *h, const struct gr_offcpu *e)
 		nk = GR_KSTACK_DEPTH;
 	if (nu) {
 		/* An exited process's entry lingers with its maps; a process
-		 * traced by --sched-all gets one here. */
-		struct pinfo *p = pinfo_get(h, e->pid);
+		 * traced by --sched-all gets one here (gr_host__flush drops
+		 * it once /proc has no such pid). */
+		struct pinfo *p = h->o.trace_all ? pinfo_get(h, e->pid) :
+				  ptab_get(&h->procs, e->pid);
 		for (int i = nu - 1; p && i >= 0; i--)
 			user_frame(h, p, e->ustack[i], &b);
 	}
@@ -938,6 +956,13 @@ static int link_add(struct gr_host *h, struct bpf_link *l)
 	return 0;
 }
 
+/* Detaches what a family attached since h->nlinks was n0. */
+static void unlink_since(struct gr_host *h, int n0)
+{
+	while (h->nlinks > n0)
+		bpf_link__destroy(h->links[--h->nlinks]);
+}
+
 /* Attaches one program; logs and returns -errno if it cannot. */
 static int attach(struct gr_host *h, const char *fam, struct bpf_program *p,
 		  int required)
@@ -988,10 +1013,12 @@ static void open_proc(struct gr_host *h, uint32_t self)
 		proc_bpf__destroy(s);
 		return;
 	}
+	int n0 = h->nlinks;
 	if (attach(h, "proc", s->progs.proc_exec, 1) ||
 	    attach(h, "proc", s->progs.proc_exit, 1) ||
 	    (err = add_rb(h, s->maps.events))) {
 		LOG(h, "proc: family disabled");
+		unlink_since(h, n0);
 		proc_bpf__destroy(s);
 		return;
 	}
@@ -1020,12 +1047,14 @@ static void open_sched(struct gr_host *h, uint32_t self)
 		sched_bpf__destroy(s);
 		return;
 	}
+	int n0 = h->nlinks;
 	if (attach(h, "sched", s->progs.sched_switch, 1) ||
 	    attach(h, "sched", s->progs.sched_waking, 1) ||
 	    attach(h, "sched", s->progs.sched_wakeup, 1) ||
 	    attach(h, "sched", s->progs.sched_wakeup_new, 1) ||
 	    (err = add_rb(h, s->maps.events))) {
 		LOG(h, "sched: family disabled");
+		unlink_since(h, n0);
 		sched_bpf__destroy(s);
 		return;
 	}
@@ -1055,6 +1084,7 @@ static void open_io(struct gr_host *h, uint32_t self)
 	}
 	/* block_io_start is 6.5+: without it, requests are attributed to
 	 * the task current at issue. */
+	int n0 = h->nlinks;
 	if (attach(h, "io", s->progs.block_io_start, 0))
 		LOG(h, "io: no block_io_start tracepoint: block requests are "
 		       "attributed to the task that issues them");
@@ -1064,6 +1094,7 @@ static void open_io(struct gr_host *h, uint32_t self)
 	    attach(h, "io", s->progs.sys_exit, 1) ||
 	    (err = add_rb(h, s->maps.events))) {
 		LOG(h, "io: family disabled");
+		unlink_since(h, n0);
 		io_bpf__destroy(s);
 		return;
 	}
@@ -1210,13 +1241,19 @@ void gr_host__flush(struct gr_host *h, int64_t now_ns)
 		h->segment = strdup(seg);
 	}
 	int64_t boot = now_boot_ns();
+	int sweep = ++h->flushes % 16 == 0;
 	for (size_t i = 0; i < h->procs.nb; i++)
 		for (struct pinfo *p = h->procs.b[i], *nx; p; p = nx) {
 			nx = p->next;
+			char path[32];
 			if (p->exited &&
 			    boot - (p->exit_ts - h->o.clock_offset_ns) >
 			    EXITED_KEEP_NS)
 				forget(h, p);
+			else if (!p->exited && !p->named && sweep &&
+				 (snprintf(path, sizeof(path), "/proc/%u",
+					   p->pid), access(path, F_OK)))
+				forget(h, p); /* its exit record was lost */
 			else if (fresh && p->named && !p->exited &&
 				 h->segment)
 				process_row(h, p);

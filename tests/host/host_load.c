@@ -21,6 +21,9 @@
  *                      apart from N direct 1 MiB reads of it
  *   fileio FILE        the file syscalls listed at fileio__run
  *   exit CODE [ARG]... exit(CODE) as soon as the CUDA call returns
+ *   pthexit CODE MS    main calls pthread_exit; a thread it left sleeps MS
+ *                      ms, then exit(CODE): the process ends then, with
+ *                      that status, though its leader went first
  *   mix SECS DIR       all of it at once for SECS s, files in DIR (demo)
  *
  * What the test must know (thread ids, fds, time windows as CLOCK_REALTIME
@@ -489,12 +492,20 @@ static void mix__run(double secs, const char *dir)
 	       sp[1].tid);
 }
 
+/* pthexit's survivor: outlives the leader, then ends the process. */
+static void *late_exit(void *arg)
+{
+	const int *a = arg;
+	usleep((useconds_t)a[1] * 1000);
+	exit(a[0]);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: host_load [-n] sleep N MS | wake N MS | vfork MS |\n"
 		"       contend SECS CPU | dio FILE N | fileio FILE |\n"
-		"       exit CODE [ARG]... | mix SECS DIR\n");
+		"       exit CODE [ARG]... | pthexit CODE MS | mix SECS DIR\n");
 	exit(2);
 }
 
@@ -512,6 +523,15 @@ int main(int argc, char **argv)
 		cuda__touch();
 	if (!strcmp(mode, "exit"))
 		exit(atoi(argv[2]));
+	if (!strcmp(mode, "pthexit") && argc == 4) {
+		static int args[2];
+		args[0] = atoi(argv[2]);
+		args[1] = atoi(argv[3]);
+		pthread_t t;
+		if (pthread_create(&t, NULL, late_exit, args))
+			die("pthread_create");
+		pthread_exit(NULL);
+	}
 	if (cuda)
 		settle();
 

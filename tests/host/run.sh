@@ -109,6 +109,13 @@ wait $pid_exit; rc=$?
 t_exit1=$(now)
 eq "(exit) host_load exit 7 exits 7" $rc 7
 
+# Its leader leaves first (pthread_exit); the process ends 300 ms later,
+# when the thread left calls exit(5).
+t_pth0=$(now)
+"$HL" pthexit 5 300 & pid_pth=$!
+wait $pid_pth; rc=$?
+eq "(pthexit) host_load pthexit 5 exits 5" $rc 5
+
 # A Kubernetes-shaped cgroup: a subshell moves itself in, then execs.
 if [ -n "$CGMNT" ]; then
 	d=$CGMNT
@@ -254,6 +261,10 @@ eq "(exit) its cgroup is this shell's" \
 	"$(q "SELECT cgroup FROM process WHERE pid = $pid_exit AND exit_ts IS NOT NULL")" "$mycg "
 eq "(exit) this shell, its ancestor, has a row" \
 	"$(q "SELECT count(*) > 0, min(exe) FROM process WHERE pid = $$")" "1,$(readlink /proc/$$/exe) "
+
+eqd "(pthexit) one exit row, when the last thread exits, with its status" \
+	"$(q "SELECT count(*), min(exit_code), min(exit_ts) - $t_pth0 >= 300000000 FROM process WHERE pid = $pid_pth AND exit_ts IS NOT NULL")" \
+	"1,1280,1 " "SELECT * FROM process WHERE pid = $pid_pth ORDER BY ts"
 
 # 6. The Kubernetes-shaped cgroup: pod uid (dashed) and container id.
 eqd "(pod) cgroup path, container_id, pod_uid, exit_code" \
