@@ -32,7 +32,7 @@ QUERY_SRC := query/main.c query/vtab.c query/output.c query/aggregates.c
 SYNTH_SRC := bench/synth.c
 REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
                recorder/stubreg.c recorder/host.c recorder/cgroup.c \
-               recorder/ksyms.c
+               recorder/ksyms.c recorder/procmaps.c
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
@@ -129,7 +129,7 @@ $(B)/cuda-tests/drv_calls: tests/cuda/drv_calls.c $(MOCK_LIBS)
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
 $(B)/asan/test_ringbuf_drops: $(call obj,$(B)/asan,tests/bpf/test_ringbuf_drops.c \
 		recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
-		recorder/stubreg.c \
+		recorder/stubreg.c recorder/procmaps.c \
 		query/vtab.c $(STORE_SRC))
 	$(CC) $(SAN) -o $@ $^ $(RLIBS)
 $(B)/asan/obj/tests/bpf/test_ringbuf_drops.o: $(B)/cuda.skel.h

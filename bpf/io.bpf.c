@@ -154,14 +154,6 @@ int block_rq_complete(struct bpf_raw_tracepoint_args *ctx)
 
 /* ---- files ---------------------------------------------------------------- */
 
-enum {
-	NR_read = 0, NR_write = 1, NR_open = 2, NR_pread64 = 17,
-	NR_pwrite64 = 18, NR_readv = 19, NR_writev = 20, NR_fsync = 74,
-	NR_fdatasync = 75, NR_openat = 257, NR_preadv = 295,
-	NR_pwritev = 296, NR_preadv2 = 327, NR_pwritev2 = 328,
-	NR_openat2 = 437,
-};
-
 static __always_inline int is_file_call(long nr)
 {
 	switch (nr) {

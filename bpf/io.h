@@ -5,6 +5,15 @@
 
 #define GR_PATH_BYTES 256
 
+/* The x86-64 system calls file_io records. */
+enum gr_file_nr {
+	NR_read = 0, NR_write = 1, NR_open = 2, NR_pread64 = 17,
+	NR_pwrite64 = 18, NR_readv = 19, NR_writev = 20, NR_fsync = 74,
+	NR_fdatasync = 75, NR_openat = 257, NR_preadv = 295,
+	NR_pwritev = 296, NR_preadv2 = 327, NR_pwritev2 = 328,
+	NR_openat2 = 437,
+};
+
 enum gr_io_rec {
 	GR_REC_BLOCK = 32,
 	GR_REC_FILE,

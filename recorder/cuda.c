@@ -62,6 +62,7 @@
 #include "recorder/cuda.h"
 #include "recorder/cuda_apis.h"
 #include "recorder/elfsyms.h"
+#include "recorder/procmaps.h"
 #include "recorder/stubreg.h"
 
 /* ---- a small hash map: 128-bit keys to pointers ------------------------ */
@@ -160,16 +161,6 @@ struct proc {
 	int nfiles;
 };
 
-struct mapping {
-	uint64_t start, end, off, dev, ino;
-	char *path;      /* as /proc/PID/maps shows it: for after exit */
-};
-
-struct pidmaps {
-	struct mapping *m;
-	int n;
-};
-
 struct kname {
 	char *mangled;
 	char *demangled; /* NULL when it does not demangle */
@@ -190,7 +181,7 @@ struct gr_cuda {
 	struct hmap elfs;     /* (dev, ino) -> struct gr_elf, for naming */
 	struct hmap regs;     /* (dev, ino) -> struct gr_stubreg, or
 	                       * &no_regs where none could be read */
-	struct hmap maps;     /* (pid, 0) -> struct pidmaps */
+	struct hmap maps;     /* (pid, 0) -> struct gr_maps */
 	struct hmap names;    /* (pid, handle) -> struct kname */
 	struct hmap nameless; /* (pid, handle) -> &nameless_mark: nothing
 	                       * could name it, do not look again */
@@ -245,91 +236,29 @@ static struct kname *name_set(struct gr_cuda *c, uint32_t pid,
 	return k;
 }
 
-static void free_maps(struct pidmaps *pm)
+static struct gr_maps *pid_maps(struct gr_cuda *c, uint32_t pid, int refresh)
 {
-	for (int i = 0; i < pm->n; i++)
-		free(pm->m[i].path);
-	free(pm->m);
-	pm->m = NULL;
-	pm->n = 0;
-}
-
-static int read_maps(int pid, struct pidmaps *pm)
-{
-	char path[64], line[4352];
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	pm->m = NULL;
-	pm->n = 0;
-	int cap = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, off, ino;
-		unsigned maj, mnr;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e,
-			   perms, &off, &maj, &mnr, &ino, &pos) != 7 || !ino ||
-		    perms[2] != 'x')
-			continue;
-		if (pm->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			void *p = realloc(pm->m, (size_t)cap * sizeof(*pm->m));
-			if (!p) {
-				fclose(f);
-				return -ENOMEM;
-			}
-			pm->m = p;
-		}
-		line[strcspn(line, "\n")] = 0;
-		pm->m[pm->n++] = (struct mapping){ s, e, off, makedev(maj, mnr),
-						   ino, strdup(line + pos) };
-	}
-	fclose(f);
-	return 0;
-}
-
-static struct pidmaps *pid_maps(struct gr_cuda *c, uint32_t pid, int refresh)
-{
-	struct pidmaps *pm = hmap_get(&c->maps, pid, 0);
+	struct gr_maps *pm = hmap_get(&c->maps, pid, 0);
 	if (pm && !refresh)
 		return pm;
-	struct pidmaps fresh;
-	if (read_maps((int)pid, &fresh))
+	struct gr_maps fresh;
+	if (gr_maps__read((int)pid, &fresh))
 		return pm; /* gone: keep what we knew */
 	if (!pm) {
 		pm = calloc(1, sizeof(*pm));
 		if (!pm) {
-			free_maps(&fresh);
+			gr_maps__free(&fresh);
 			return NULL;
 		}
 		if (hmap_put(&c->maps, pid, 0, pm) == pm) {
 			free(pm);
-			free_maps(&fresh);
+			gr_maps__free(&fresh);
 			return NULL;
 		}
 	}
-	free_maps(pm);
+	gr_maps__free(pm);
 	*pm = fresh;
 	return pm;
-}
-
-/* Opens the file of a mapping of pid with open_fn, through /proc so that
- * mount namespaces and deleted files do not matter; if the process has
- * exited, the path it mapped, if that is still the same file. */
-static void *open_mapping(uint32_t pid, const struct mapping *m,
-			  void *(*open_fn)(const char *))
-{
-	char path[128];
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-		 pid, m->start, m->end);
-	struct stat sb;
-	void *o = open_fn(path);
-	if (!o && m->path && m->path[0] == '/' && stat(m->path, &sb) == 0 &&
-	    sb.st_dev == m->dev && sb.st_ino == m->ino)
-		o = open_fn(m->path);
-	return o;
 }
 
 static void *open_elf(const char *path)
@@ -347,12 +276,12 @@ static char no_regs; /* a c->regs value: nothing could be read */
 /* The kernel registrations read from a mapping's code (stubreg.h), once
  * per file; NULL if none could be read. */
 static struct gr_stubreg *mapping_regs(struct gr_cuda *c, uint32_t pid,
-				       const struct mapping *m)
+				       const struct gr_mapping *m)
 {
 	void *r = hmap_get(&c->regs, m->dev, m->ino);
 	if (r)
 		return r == &no_regs ? NULL : r;
-	r = open_mapping(pid, m, scan_regs);
+	r = gr_maps__open(pid, m, scan_regs);
 	if (r)
 		LOG(c, "cuda: read %d kernel registrations from the code of "
 		       "%s (a stub of pid %u has no symbol)",
@@ -367,12 +296,12 @@ static struct gr_stubreg *mapping_regs(struct gr_cuda *c, uint32_t pid,
 
 /* The ELF of a mapping of pid, opened once per file. */
 static struct gr_elf *mapping_elf(struct gr_cuda *c, uint32_t pid,
-				  const struct mapping *m)
+				  const struct gr_mapping *m)
 {
 	struct gr_elf *e = hmap_get(&c->elfs, m->dev, m->ino);
 	if (e)
 		return e;
-	if (!(e = open_mapping(pid, m, open_elf)))
+	if (!(e = gr_maps__open(pid, m, open_elf)))
 		return NULL;
 	if (hmap_put(&c->elfs, m->dev, m->ino, e) == e) {
 		gr_elf__close(e);
@@ -430,7 +359,7 @@ static struct kname *name_handle(struct gr_cuda *c, uint32_t pid,
 
 /* In verbose mode, says why a stub could not be named (the first few). */
 static void stub_miss(struct gr_cuda *c, uint32_t pid, uint64_t addr,
-		      const struct mapping *m, const char *why)
+		      const struct gr_mapping *m, const char *why)
 {
 	if (!c->o.verbose || c->misses_logged >= 16)
 		return;
@@ -447,11 +376,11 @@ static struct kname *name_stub(struct gr_cuda *c, uint32_t pid, uint64_t addr)
 	if (k)
 		return k;
 	for (int pass = 0; pass < 2; pass++) {
-		struct pidmaps *pm = pid_maps(c, pid, pass);
+		struct gr_maps *pm = pid_maps(c, pid, pass);
 		if (!pm)
 			return stub_miss(c, pid, addr, NULL, "maps unread"), NULL;
 		for (int i = 0; i < pm->n; i++) {
-			const struct mapping *m = &pm->m[i];
+			const struct gr_mapping *m = &pm->m[i];
 			if (addr < m->start || addr >= m->end)
 				continue;
 			struct gr_elf *e = mapping_elf(c, pid, m);
@@ -998,13 +927,13 @@ static struct proc *proc_get(struct gr_cuda *c, int pid)
  * with a pid filter is inserted only into that process).  The same holds
  * for any process whose driver launches come without a name (a handle
  * made by a call gpurecd does not hook). */
-static int rt_for_pid(struct gr_cuda *c, int pid, const struct pidmaps *pm)
+static int rt_for_pid(struct gr_cuda *c, int pid, const struct gr_maps *pm)
 {
 	struct proc *p = NULL;
 	int total = 0;
 	char path[128];
 	for (int i = 0; i < pm->n; i++) {
-		const struct mapping *m = &pm->m[i];
+		const struct gr_mapping *m = &pm->m[i];
 		struct seen *s = hmap_get(&c->seen, m->dev, m->ino);
 		if (!s || !s->nrt)
 			continue;
@@ -1053,7 +982,7 @@ static void unnamed_driver_launch(struct gr_cuda *c, uint32_t pid)
 	if (!(p = proc_get(c, (int)pid)) || p->old || p->unnamed)
 		return;
 	p->unnamed = 1;
-	struct pidmaps *pm = pid_maps(c, pid, 1);
+	struct gr_maps *pm = pid_maps(c, pid, 1);
 	if (pm)
 		rt_for_pid(c, (int)pid, pm);
 }
@@ -1065,11 +994,11 @@ int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
 
 	if ((uint32_t)pid == (uint32_t)getpid())
 		return 0;
-	struct pidmaps *pm = pid_maps(c, (uint32_t)pid, 1);
+	struct gr_maps *pm = pid_maps(c, (uint32_t)pid, 1);
 	if (!pm)
 		return -ESRCH;
 	for (int i = 0; i < pm->n; i++) {
-		const struct mapping *m = &pm->m[i];
+		const struct gr_mapping *m = &pm->m[i];
 		if (hmap_get(&c->seen, m->dev, m->ino))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
@@ -1136,7 +1065,7 @@ int gr_cuda__scan_all(struct gr_cuda *c)
 			continue;
 		/* Keep the entry (events may still be queued) but drop its
 		 * mappings; it is reused if the pid comes back. */
-		free_maps(h->v);
+		gr_maps__free(h->v);
 		struct proc *pr = hmap_get(&c->procs, h->k1, 0);
 		if (pr && pr->links.n) {
 			/* Its probes can fire no more: give them back. */
@@ -1238,8 +1167,8 @@ void gr_cuda__close(struct gr_cuda *c)
 			gr_stubreg__free(c->regs.e[i].v);
 	for (size_t i = 0; i < c->maps.cap; i++)
 		if (c->maps.e[i].v) {
-			struct pidmaps *pm = c->maps.e[i].v;
-			free_maps(pm);
+			struct gr_maps *pm = c->maps.e[i].v;
+			gr_maps__free(pm);
 			free(pm);
 		}
 	for (size_t i = 0; i < c->names.cap; i++)

@@ -16,7 +16,7 @@
  *
  * Stacks.  Kernel frames are named from /proc/kallsyms (ksyms.c), user
  * frames from the ELF symbols of the file mapped at each address
- * (elfsyms.c), through /proc/PID/map_files as the CUDA family does.  Folded
+ * (elfsyms.c), opened as the CUDA family opens them (procmaps.c).  Folded
  * root first: user frames, then kernel frames, ';'-joined, the form
  * flame graph tools read.
  */
@@ -47,6 +47,7 @@
 #include "recorder/elfsyms.h"
 #include "recorder/host.h"
 #include "recorder/ksyms.h"
+#include "recorder/procmaps.h"
 #include "schema/schema.h"
 #include "store/store.h"
 
@@ -65,13 +66,6 @@ struct ptab {
 	size_t nb, n;
 };
 
-struct umap {
-	uint64_t start, end, off;
-	dev_t dev;
-	ino_t ino;
-	char *path;
-};
-
 struct pinfo {
 	struct pinfo *next;
 	uint32_t pid, ppid;
@@ -85,8 +79,7 @@ struct pinfo {
 	char comm[16];
 	char *exe, *cmdline, *cgroup;
 	char cid[65], pod[37];
-	struct umap *maps;	/* executable file mappings, for stacks */
-	int nmaps;
+	struct gr_maps maps;	/* executable file mappings, for stacks */
 	int64_t maps_read_ns;
 };
 
@@ -135,15 +128,6 @@ static void ptab_del(struct ptab *t, struct pinfo *p)
 		}
 }
 
-static void free_maps(struct pinfo *p)
-{
-	for (int i = 0; i < p->nmaps; i++)
-		free(p->maps[i].path);
-	free(p->maps);
-	p->maps = NULL;
-	p->nmaps = 0;
-}
-
 static void pinfo_free(struct pinfo *p)
 {
 	if (!p)
@@ -151,7 +135,7 @@ static void pinfo_free(struct pinfo *p)
 	free(p->exe);
 	free(p->cmdline);
 	free(p->cgroup);
-	free_maps(p);
+	gr_maps__free(&p->maps);
 	free(p);
 }
 
@@ -166,10 +150,9 @@ static void pinfo_free(struct pinfo *p)
 struct elfent {
 	struct elfent *next;	/* in its bucket */
 	struct elfent *qnext;	/* in the loader's queue */
-	dev_t dev;
-	ino_t ino;
-	char *path;		/* /proc/PID/map_files/..., then */
-	char *alt;		/* the mapped path, or NULL */
+	uint64_t dev, ino;
+	uint32_t pid;		/* a process that mapped it */
+	struct gr_mapping m;	/* there (m.path owned) */
 	int ready;		/* under loader.mu */
 	struct gr_elf *e;	/* once ready: NULL if it could not be read */
 };
@@ -377,7 +360,7 @@ static void process_row(struct gr_host *h, struct pinfo *p)
 /* Makes p named (rows from now on), with its ancestors. */
 static int read_maps(struct pinfo *p);
 static struct gr_elf *elf_of(struct gr_host *h, uint32_t pid,
-			     const struct umap *m);
+			     const struct gr_mapping *m);
 
 /* Reads a newly traced process's maps and has the loader read its smaller
  * ELF files, so that its first off-CPU stacks are named too; the largest
@@ -387,13 +370,14 @@ static void prefetch(struct gr_host *h, struct pinfo *p)
 	if (p->exited || !h->sched || read_maps(p))
 		return;
 	p->maps_read_ns = now_boot_ns();
-	for (int i = 0; i < p->nmaps; i++) {
+	for (int i = 0; i < p->maps.n; i++) {
+		const struct gr_mapping *m = &p->maps.m[i];
 		char path[128];
 		struct stat st;
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64
-			 "-%" PRIx64, p->pid, p->maps[i].start, p->maps[i].end);
+			 "-%" PRIx64, p->pid, m->start, m->end);
 		if (stat(path, &st) == 0 && st.st_size <= PREFETCH_MAX)
-			elf_of(h, p->pid, &p->maps[i]);
+			elf_of(h, p->pid, m);
 	}
 }
 
@@ -493,7 +477,7 @@ static void on_exec(struct gr_host *h, const struct gr_pexec *e)
 	p->cmdline = e->args_len ? join_args(e->args, e->args_len) : NULL;
 	free(p->cgroup);
 	p->cgroup = NULL;
-	free_maps(p); /* a new image */
+	gr_maps__free(&p->maps); /* a new image */
 	p->have_id = 1;
 	/* Still alive (the usual case): /proc has the absolute executable
 	 * and the cgroup path without a walk. */
@@ -561,35 +545,13 @@ static void sb_frame(struct sbuf *b, const char *name, size_t len)
 
 static int read_maps(struct pinfo *p)
 {
-	char path[64], line[4352];
-	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	free_maps(p);
-	int cap = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, off, ino;
-		unsigned maj, mnr;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e,
-			   perms, &off, &maj, &mnr, &ino, &pos) != 7 || !ino ||
-		    perms[2] != 'x')
-			continue;
-		if (p->nmaps == cap) {
-			cap = cap ? cap * 2 : 32;
-			void *m = realloc(p->maps, (size_t)cap * sizeof(*p->maps));
-			if (!m)
-				break;
-			p->maps = m;
-		}
-		line[strcspn(line, "\n")] = 0;
-		p->maps[p->nmaps++] = (struct umap){ s, e, off,
-			makedev(maj, mnr), ino, strdup(line + pos) };
-	}
-	fclose(f);
-	return 0;
+	gr_maps__free(&p->maps);
+	return gr_maps__read((int)p->pid, &p->maps);
+}
+
+static void *open_elf(const char *path)
+{
+	return gr_elf__open(path);
 }
 
 static void *loader_main(void *arg)
@@ -606,12 +568,7 @@ static void *loader_main(void *arg)
 		if (!ld->head)
 			ld->tail = NULL;
 		pthread_mutex_unlock(&ld->mu);
-		struct gr_elf *e = gr_elf__open(x->path);
-		struct stat st;
-		/* The mapped path only if it is still the mapped file. */
-		if (!e && x->alt && stat(x->alt, &st) == 0 &&
-		    st.st_dev == x->dev && st.st_ino == x->ino)
-			e = gr_elf__open(x->alt);
+		struct gr_elf *e = gr_maps__open(x->pid, &x->m, open_elf);
 		pthread_mutex_lock(&ld->mu);
 		x->e = e;
 		x->ready = 1;
@@ -623,7 +580,7 @@ static void *loader_main(void *arg)
 /* The ELF of a mapping if the loader has read it; else NULL, and it is
  * queued for reading if it was not yet. */
 static struct gr_elf *elf_of(struct gr_host *h, uint32_t pid,
-			     const struct umap *m)
+			     const struct gr_mapping *m)
 {
 	size_t b = (size_t)((m->dev * 31 + m->ino) % NELFB);
 	struct gr_elf *e = NULL;
@@ -638,15 +595,11 @@ static struct gr_elf *elf_of(struct gr_host *h, uint32_t pid,
 	if (!h->ld.started)
 		return NULL;
 	struct elfent *x = calloc(1, sizeof(*x));
-	char path[128];
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-		 pid, m->start, m->end);
-	if (!x || !(x->path = strdup(path))) {
-		free(x);
+	if (!x)
 		return NULL;
-	}
-	if (m->path && m->path[0] == '/')
-		x->alt = strdup(m->path);
+	x->pid = pid;
+	x->m = *m;
+	x->m.path = m->path ? strdup(m->path) : NULL;
 	x->dev = m->dev;
 	x->ino = m->ino;
 	x->next = h->elfs[b];
@@ -666,21 +619,17 @@ static struct gr_elf *elf_of(struct gr_host *h, uint32_t pid,
 static void user_frame(struct gr_host *h, struct pinfo *p, uint64_t addr,
 		       struct sbuf *b)
 {
-	const struct umap *m = NULL;
+	const struct gr_mapping *m = NULL;
 	for (int pass = 0; pass < 2 && !m; pass++) {
-		if (pass || !p->maps) {
+		if (pass || !p->maps.m) {
 			int64_t now = now_boot_ns();
-			if (p->maps && now - p->maps_read_ns < MAPS_REREAD_NS)
+			if (p->maps.m && now - p->maps_read_ns < MAPS_REREAD_NS)
 				break;
 			p->maps_read_ns = now;
 			if (read_maps(p))
 				break;
 		}
-		for (int i = 0; i < p->nmaps; i++)
-			if (addr >= p->maps[i].start && addr < p->maps[i].end) {
-				m = &p->maps[i];
-				break;
-			}
+		m = gr_maps__find(&p->maps, addr);
 	}
 	if (!m) {
 		sb_frame(b, "[unknown]", 9);
@@ -878,21 +827,21 @@ static void on_block(struct gr_host *h, const struct gr_block *e)
 static const char *syscall_name(uint32_t nr)
 {
 	switch (nr) {
-	case 0: return "read";
-	case 1: return "write";
-	case 2: return "open";
-	case 17: return "pread64";
-	case 18: return "pwrite64";
-	case 19: return "readv";
-	case 20: return "writev";
-	case 74: return "fsync";
-	case 75: return "fdatasync";
-	case 257: return "openat";
-	case 295: return "preadv";
-	case 296: return "pwritev";
-	case 327: return "preadv2";
-	case 328: return "pwritev2";
-	case 437: return "openat2";
+	case NR_read: return "read";
+	case NR_write: return "write";
+	case NR_open: return "open";
+	case NR_pread64: return "pread64";
+	case NR_pwrite64: return "pwrite64";
+	case NR_readv: return "readv";
+	case NR_writev: return "writev";
+	case NR_fsync: return "fsync";
+	case NR_fdatasync: return "fdatasync";
+	case NR_openat: return "openat";
+	case NR_preadv: return "preadv";
+	case NR_pwritev: return "pwritev";
+	case NR_preadv2: return "preadv2";
+	case NR_pwritev2: return "pwritev2";
+	case NR_openat2: return "openat2";
 	}
 	return "?";
 }
@@ -913,7 +862,7 @@ static void on_file(struct gr_host *h, const struct gr_file *e)
 	v[GR_file_io_bytes] = e->ret;
 	memcpy(path, e->path, sizeof(path));
 	path[sizeof(path) - 1] = 0;
-	if (e->nr == 2 || e->nr == 257 || e->nr == 437)
+	if (e->nr == NR_open || e->nr == NR_openat || e->nr == NR_openat2)
 		v[GR_file_io_path] = intern(h, path);
 	else
 		nm |= 1ull << GR_file_io_path;
@@ -1164,8 +1113,7 @@ void gr_host__close(struct gr_host *h)
 		for (struct elfent *x = h->elfs[i], *nx; x; x = nx) {
 			nx = x->next;
 			gr_elf__close(x->e);
-			free(x->path);
-			free(x->alt);
+			free(x->m.path);
 			free(x);
 		}
 	gr_ksyms__free(h->ksyms);
