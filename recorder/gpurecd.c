@@ -136,6 +136,7 @@ static void write_status(const char *state)
 	gr_writer__stats(d.w, &ws);
 	if (d.cuda)
 		gr_cuda__stats(d.cuda, &cs);
+	int fam = gr_host__families(d.host);
 	snprintf(path, sizeof(path), "%s/status.json", d.cfg.data_dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	FILE *f = fopen(tmp, "we");
@@ -149,12 +150,15 @@ static void write_status(const char *state)
 		"\"records\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"files\":%" PRIu64
 		",\"probes\":%" PRIu64 ",\"named_launches\":%" PRIu64
 		",\"unnamed_launches\":%" PRIu64
-		",\"handle_names\":%" PRIu64 "}}\n", state, getpid(),
+		",\"handle_names\":%" PRIu64 "},\"host\":{\"processes\":%s,"
+		"\"sched\":%s,\"io\":%s}}\n", state, getpid(),
 		GPUREC_VERSION, d.started_ns, clock_ns(CLOCK_REALTIME),
 		gr_writer__segment_path(d.w), ws.events, ws.blocks, ws.segments,
 		ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
 		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
-		cs.unnamed_launches, cs.handles_read);
+		cs.unnamed_launches, cs.handles_read,
+		fam & 1 ? "true" : "false", fam & 2 ? "true" : "false",
+		fam & 4 ? "true" : "false");
 	if (fclose(f) == 0)
 		rename(tmp, path);
 	else

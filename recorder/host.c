@@ -1122,6 +1122,11 @@ void gr_host__close(struct gr_host *h)
 	free(h);
 }
 
+int gr_host__families(const struct gr_host *h)
+{
+	return h ? (h->proc ? 1 : 0) | (h->sched ? 2 : 0) | (h->io ? 4 : 0) : 0;
+}
+
 int gr_host__fd(struct gr_host *h)
 {
 	return h->rb ? ring_buffer__epoll_fd(h->rb) : -1;

@@ -43,6 +43,9 @@ int gr_host__poll(struct gr_host *h);
  * the pid is traced already. */
 void gr_host__track(struct gr_host *h, uint32_t pid);
 
+/* Which families run (loaded and attached): bits 1 proc, 2 sched, 4 io. */
+int gr_host__families(const struct gr_host *h);
+
 /* Called before each writer flush: drops rows, `process` rows of live
  * traced processes again in a new segment (so each segment names the
  * processes it holds), and forgets exited processes nobody asked about. */

@@ -142,6 +142,9 @@ spawn dio dio "$DIO" 32
 
 sleep 0.3
 stop_gpurecd
+eq "the status file says which families ran" \
+	"$(grep -o '"host":{[^}]*}' "$D/status.json")" \
+	'"host":{"processes":true,"sched":true,"io":true}'
 
 # 1. Sleeps: one row per sleep, exactly, with the sleeping thread's ids.
 tid=$(out sleep sleeper)
@@ -300,5 +303,18 @@ eqd "(default thresholds) no other file call under 1000 us, no off-CPU interval 
 	"$(q "SELECT (SELECT count(*) FROM file_io WHERE dur < 1000000 AND syscall NOT IN ('open', 'openat')), (SELECT count(*) FROM offcpu WHERE dur < 1000000)")" \
 	"0,0 " "SELECT ts, pid, comm, syscall, dur FROM file_io WHERE dur < 1000000 AND syscall NOT IN ('open', 'openat') LIMIT 10"
 eqd "(run 2) nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 " "SELECT * FROM drops"
+
+# ---- run 3: --no-sched --no-io: processes are still recorded ------------
+D="$T/data3"
+start_gpurecd --no-sched --no-io
+"$HL" exit 3 & p3=$!; wait $p3
+sleep 0.3
+stop_gpurecd
+eq "(run 3) the status file: processes only" \
+	"$(grep -o '"host":{[^}]*}' "$D/status.json")" \
+	'"host":{"processes":true,"sched":false,"io":false}'
+eq "(run 3) the CUDA process's exit row, no scheduling or file rows" \
+	"$(q "SELECT (SELECT exit_code FROM process WHERE pid = $p3 AND exit_ts IS NOT NULL), (SELECT count(*) FROM offcpu) + (SELECT count(*) FROM runq) + (SELECT count(*) FROM file_io) + (SELECT count(*) FROM block_io)")" \
+	"768,0 "
 "$GPUREC" --data "$D" verify >/dev/null 2>&1; eq "(run 2) the recording verifies" $? 0
 finish
