@@ -28,7 +28,10 @@ B := build
 
 STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/manifest.c store/verify.c store/sha256.c common/parse.c
-QUERY_SRC := query/main.c query/vtab.c query/output.c query/aggregates.c
+QUERY_SRC := query/main.c query/vtab.c query/output.c query/aggregates.c \
+             query/report.c query/cuda_errors.c
+# The canned reports, built into gpurec from query/reports/*.sql.
+REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
 SYNTH_SRC := bench/synth.c
 REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
                recorder/stubreg.c recorder/host.c recorder/cgroup.c \
@@ -77,7 +80,11 @@ $(B)/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -MMD -MP -c $< -o $@
 
-$(B)/gpurec: $(call obj,$(B),$(QUERY_SRC) $(STORE_SRC))
+$(B)/reports.c: query/gen-reports.sh $(REPORTS_SQL)
+	@mkdir -p $(B)
+	bash query/gen-reports.sh $(REPORTS_SQL) >$@.tmp && mv $@.tmp $@
+
+$(B)/gpurec: $(call obj,$(B),$(QUERY_SRC) $(STORE_SRC) $(B)/reports.c)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/gpurec-synth: $(call obj,$(B),bench/synth_main.c $(SYNTH_SRC) $(STORE_SRC))
@@ -87,7 +94,8 @@ $(B)/bench-store: $(call obj,$(B),bench/bench_store.c $(SYNTH_SRC) \
 		$(STORE_SRC) query/vtab.c query/aggregates.c)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/asan/gpurec: $(call obj,$(B)/asan,$(QUERY_SRC) $(STORE_SRC))
+$(B)/asan/gpurec: $(call obj,$(B)/asan,$(QUERY_SRC) $(STORE_SRC) \
+		$(B)/reports.c)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \

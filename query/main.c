@@ -21,6 +21,7 @@
 #include "common/parse.h"
 #include "query/aggregates.h"
 #include "query/output.h"
+#include "query/report.h"
 #include "query/vtab.h"
 #include "schema/schema.h"
 #include "store/store.h"
@@ -40,6 +41,8 @@ struct opts {
 	int64_t pid;
 	const char *host;
 	int verbose;
+	char **params;        /* --param KEY=VALUE, in order given */
+	int nparams;
 	int argc;             /* what remains after the subcommand */
 	char **argv;
 };
@@ -179,6 +182,8 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 	snprintf(pragma, sizeof(pragma), "PRAGMA threads=%d", helpers);
 	sqlite3_exec(db, pragma, NULL, NULL, NULL);
 	int rc = gr_aggregates__register(db);
+	if (rc == SQLITE_OK)
+		rc = gr_report__register(db);
 	if (rc == SQLITE_OK && q)
 		rc = gr_vtab__register(db, q);
 	if (rc != SQLITE_OK) {
@@ -191,10 +196,12 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 	return db;
 }
 
-/* Runs every statement of sql, printing each one's rows.  Returns an exit
+/* Runs every statement of sql, printing each one's rows, with the
+ * parameters of report r bound (r NULL: plain SQL).  Returns an exit
  * status. */
-static int run_sql(sqlite3 *db, struct auth *au, const char *sql,
-		   enum gr_format fmt)
+static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
+			  enum gr_format fmt, const struct gr_report *r,
+			  char *const *kv, int nkv)
 {
 	const char *tail = sql;
 	while (tail && *tail) {
@@ -221,6 +228,12 @@ static int run_sql(sqlite3 *db, struct auth *au, const char *sql,
 					"read-only\n");
 			return EXIT_USER;
 		}
+		char berr[256];
+		if (r && gr_report__bind(r, st, kv, nkv, berr, sizeof(berr))) {
+			sqlite3_finalize(st);
+			fprintf(stderr, "gpurec: %s\n", berr);
+			return EXIT_INTERNAL; /* a report's own defect */
+		}
 		char *err = NULL;
 		rc = gr_output__run(st, fmt, stdout, &err);
 		sqlite3_finalize(st);
@@ -238,6 +251,12 @@ static int run_sql(sqlite3 *db, struct auth *au, const char *sql,
 		return EXIT_INTERNAL;
 	}
 	return 0;
+}
+
+static int run_sql(sqlite3 *db, struct auth *au, const char *sql,
+		   enum gr_format fmt)
+{
+	return run_sql_params(db, au, sql, fmt, NULL, NULL, 0);
 }
 
 static char *read_stdin(void)
@@ -409,6 +428,66 @@ static int cmd_verify(struct opts *o)
 	return 0;
 }
 
+/* report list: every canned report with its parameters. */
+static int report_list(struct opts *o)
+{
+	sqlite3 *db = open_db(NULL, NULL);
+	int rc = sqlite3_exec(db, "CREATE TABLE r(name TEXT, description "
+			      "TEXT, params TEXT)", NULL, NULL, NULL);
+	for (int i = 0; i < gr_nreport_srcs && rc == SQLITE_OK; i++) {
+		struct gr_report r;
+		char params[1024] = "";
+		size_t off = 0;
+		gr_report__get(gr_report_srcs[i].name, &r);
+		for (int k = 0; k < r.nparams && off < sizeof(params); k++)
+			off += (size_t)snprintf(params + off, sizeof(params) - off,
+				"%s%s=%s (%s)", k ? ", " : "", r.params[k].key,
+				r.params[k].def, r.params[k].help);
+		char *sql = sqlite3_mprintf("INSERT INTO r VALUES (%Q, %Q, %Q)",
+					    r.name, r.description, params);
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+		sqlite3_free(sql);
+	}
+	if (rc != SQLITE_OK) {
+		fprintf(stderr, "gpurec: %s\n", sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return EXIT_INTERNAL;
+	}
+	rc = run_sql(db, NULL, "SELECT name AS report, description, params "
+		     "AS parameters FROM r ORDER BY name", o->format);
+	sqlite3_close(db);
+	return rc;
+}
+
+static int cmd_report(struct opts *o)
+{
+	struct gr_report r;
+	char err[256];
+	if (o->argc != 1)
+		die_user("report takes one argument: a report name, or list");
+	if (!strcmp(o->argv[0], "list")) {
+		if (o->nparams)
+			die_user("report list takes no --param");
+		return report_list(o);
+	}
+	if (gr_report__get(o->argv[0], &r))
+		die_user("no report '%s' (gpurec report list shows them)",
+			 o->argv[0]);
+	if (gr_report__check_params(&r, o->params, o->nparams, err,
+				    sizeof(err)))
+		die_user("%s", err);
+	struct gr_qctx q;
+	struct auth au = { 0 };
+	open_qctx(o, &q);
+	sqlite3 *db = open_db(&q, &au);
+	int rc = run_sql_params(db, &au, r.sql, o->format, &r, o->params,
+				o->nparams);
+	sqlite3_close(db);
+	free(q.warned);
+	gr_catalog__free(&q.cat);
+	return rc;
+}
+
 struct command {
 	const char *name;
 	int (*fn)(struct opts *o);
@@ -423,6 +502,8 @@ static const struct command commands[] = {
 	  "show columns with their types and meaning" },
 	{ "verify", cmd_verify, "",
 	  "check every block checksum and the segment hash chain" },
+	{ "report", cmd_report, "list | NAME",
+	  "canned forensic reports (--param KEY=VALUE sets theirs)" },
 };
 
 static void usage(FILE *f)
@@ -444,6 +525,8 @@ static void usage(FILE *f)
 		"  --format F       table, csv, json, jsonl or line (default: "
 		"table on a\n"
 		"                   terminal, csv otherwise)\n"
+		"  --param K=V      report: set one of its parameters "
+		"(repeatable)\n"
 		"  -v, --verbose    verify: list every segment checked\n"
 		"  -h, --help       this help\n"
 		"  --version        print the version\n"
@@ -461,6 +544,7 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "host", required_argument, NULL, 'H' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "param", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -469,7 +553,8 @@ int main(int argc, char **argv)
 	int c, help = 0;
 
 	o.data = calloc((size_t)argc + 1, sizeof(char *));
-	if (!o.data)
+	o.params = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o.data || !o.params)
 		return EXIT_INTERNAL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
@@ -506,12 +591,17 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = 1;
 			break;
+		case 'P':
+			o.params[o.nparams++] = optarg;
+			break;
 		case 'h':
 			help = 1;
 			break;
 		case 'V':
 			printf("gpurec %s (schema %d)\n", GPUREC_VERSION,
 			       GR_SCHEMA_VERSION);
+			free(o.data);
+			free(o.params);
 			return 0;
 		case ':':
 			die_user("option %s needs a value", argv[optind - 1]);
@@ -524,13 +614,11 @@ int main(int argc, char **argv)
 				 argv[optind - 1]);
 		}
 	}
-	if (help) {
-		usage(stdout);
-		return 0;
-	}
-	if (optind >= argc) {
-		usage(stderr);
-		return EXIT_USER;
+	if (help || optind >= argc) {
+		usage(help ? stdout : stderr);
+		free(o.data);
+		free(o.params);
+		return help ? 0 : EXIT_USER;
 	}
 	if (!o.ndata)
 		o.data[o.ndata++] = DEFAULT_DATA;
@@ -543,6 +631,7 @@ int main(int argc, char **argv)
 		if (strcmp(commands[i].name, name) == 0) {
 			int rc = commands[i].fn(&o);
 			free(o.data);
+			free(o.params);
 			return rc;
 		}
 	die_user("unknown command '%s' (gpurec --help lists them)", name);

@@ -248,6 +248,44 @@ static void set_cgroup(struct gr_host *h, struct pinfo *p, const char *path)
 	(void)h;
 }
 
+/* A live process's cgroup from /proc/PID/cgroup: the v2 path (what the
+ * exec record's cgroup id names too, so a process read either way gets the
+ * same), and the container and pod ids from it or, on a hybrid host where
+ * it is "/", from the v1 path that places the process. */
+static int cgroup_of(struct gr_host *h, struct pinfo *p)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2 || c2[1] != '/')
+			continue;
+		if (!strncmp(line, "0::", 3)) {
+			char cid[65], pod[37];
+			/* keep ids a v1 line found if this one has none */
+			memcpy(cid, p->cid, sizeof(cid));
+			memcpy(pod, p->pod, sizeof(pod));
+			set_cgroup(h, p, c2 + 1);
+			if (!p->cid[0])
+				memcpy(p->cid, cid, sizeof(cid));
+			if (!p->pod[0])
+				memcpy(p->pod, pod, sizeof(pod));
+			found = 1;
+		} else if (!p->cid[0] && !p->pod[0]) {
+			gr_cgroup__parse(c2 + 1, p->cid, p->pod);
+		}
+	}
+	free(line);
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
 /* Fills what /proc still says of a live process.  Returns 0 or -errno. */
 static int read_proc(struct gr_host *h, struct pinfo *p)
 {
@@ -286,8 +324,8 @@ static int read_proc(struct gr_host *h, struct pinfo *p)
 		free(p->cmdline);
 		p->cmdline = join_args(buf, (size_t)n);
 	}
-	if (gr_cgroup__of_pid((int)p->pid, buf, sizeof(buf)) == 0)
-		set_cgroup(h, p, buf);
+	p->cid[0] = p->pod[0] = 0;
+	cgroup_of(h, p);
 	p->have_id = 1;
 	return 0;
 }
@@ -491,8 +529,8 @@ static void on_exec(struct gr_host *h, const struct gr_pexec *e)
 	} else if (p->exe && p->exe[0] != '/') {
 		resolve_exe(p, e);
 	}
-	if (gr_cgroup__of_pid((int)e->pid, buf, sizeof(buf)) == 0)
-		set_cgroup(h, p, buf);
+	p->cid[0] = p->pod[0] = 0;
+	cgroup_of(h, p);
 	if (p->named) /* a traced process exec'd: a row for its new image */
 		process_row(h, p);
 }

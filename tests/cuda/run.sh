@@ -77,6 +77,30 @@ for case in a:$pa b:$pb c:$pc d:$pd; do
 		"$(q "SELECT count(*), sum(dur > 0), min(comm) FROM cuda_api WHERE pid = $pid AND api NOT LIKE '\_\_cuda%' ESCAPE '\\'")" \
 		"23,23,$(case $n in b) echo calls_static;; d) echo calls_stripped;; *) echo calls_shared;; esac) "
 done
+
+# The canned reports over (a)'s known calls (--pid: the common options
+# apply); columns that hold times are left out, they vary.
+r() { "$GPUREC" --data "$D" --format csv --pid "$pa" report "$@" | tr -d '\r' | tail -n +2; }
+eq "(report) top-kernels: launches, share, shapes" \
+	"$(r top-kernels | sed 's/,[^,]*$//' | tr '\n' ' ')" \
+	'"saxpy(float*, float const*, float, int)",5,50.0,1,64x1x1/256x1x1 "scale(float*, float)",3,30.0,1,4x2x1/128x1x1 "void ns::tiled<float, 16>(float*)",2,20.0,1,8x8x2/16x16x4 '
+eq "(report) top-kernels --param limit=1" "$(r top-kernels --param limit=1 | wc -l)" 1
+eq "(report) cuda-api-sum: calls and errors per API" \
+	"$(r cuda-api-sum | awk -F, '{ print $1 "," $2 "," $NF }' | sort | tr '\n' ' ')" \
+	"__cudaRegisterFunction,3,0 cudaDeviceSynchronize,1,1 cudaFree,2,2 cudaLaunchKernel,10,10 cudaMalloc,2,2 cudaMemcpy,4,4 cudaMemcpyAsync,1,1 cudaMemset,1,1 cudaMemsetAsync,1,1 cudaStreamSynchronize,1,1 "
+eq "(report) cuda-errors: by API and code, named" \
+	"$(r cuda-errors | cut -d, -f1-6 | tr '\n' ' ')" \
+	"cudaLaunchKernel,35,cudaErrorInsufficientDriver,$pa,calls_shared,10 cudaMemcpy,35,cudaErrorInsufficientDriver,$pa,calls_shared,4 cudaFree,35,cudaErrorInsufficientDriver,$pa,calls_shared,2 cudaMalloc,35,cudaErrorInsufficientDriver,$pa,calls_shared,2 cudaDeviceSynchronize,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemcpyAsync,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemset,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemsetAsync,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaStreamSynchronize,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 "
+eq "(report) memcpy-sum: by direction and mode" \
+	"$(r memcpy-sum | awk -F, '{ print $1 "," $2 "," $3 "," $4 "," $NF }' | tr '\n' ' ')" \
+	"D2D,sync,1,1048576,1 H2D,async,1,65536,1 D2H,sync,2,16384,2 H2D,sync,1,4096,1 "
+"$GPUREC" --data "$D" report top-kernels --param nope=1 >/dev/null 2>"$T/rep.err"
+eq "(report) an unknown parameter: exit 1, named" "$?:$(cat "$T/rep.err")" \
+	"1:gpurec: report top-kernels takes no parameter 'nope' (gpurec report list shows its parameters)"
+"$GPUREC" --data "$D" report no-such >/dev/null 2>"$T/rep.err"
+eq "(report) an unknown report: exit 1, named" "$?:$(cat "$T/rep.err")" \
+	"1:gpurec: no report 'no-such' (gpurec report list shows them)"
+
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
 "$GPUREC" --data "$D" verify >/dev/null 2>&1; eq "the recording verifies" "$?" 0
 finish

@@ -207,6 +207,15 @@ eqd "(contend) each spinner waited 40-95% of its second" \
 	"$(q "SELECT sum(dur) BETWEEN 400000000 AND 950000000 FROM runq WHERE tid IN ($s1, $s2) GROUP BY tid")" \
 	"1 1 " "SELECT tid, count(*), sum(dur) FROM runq WHERE tid IN ($s1, $s2) GROUP BY tid"
 
+# The reports over the same rows (--pid: the common options apply).
+rep() { "$GPUREC" --data "$D" --format csv "$@" | tr -d '\r' | tail -n +2; }
+eq "(report) offcpu-top: the sleeper's thread, 20 intervals, its nanosleep stack" \
+	"$(rep --pid "$pid_sleep" report offcpu-top | awk -F, -v t="$(out sleep sleeper)" '$2 == t { print $3 "," $4 "," $5 "," ($NF ~ /nanosleep/) }')" \
+	"hl-sleep,S,20,1"
+eq "(report) runq-latency: the spinners' process, its waits, and a histogram summing to them" \
+	"$(rep --pid "$pid_contend" report runq-latency | awk -F, '$3 == "" { w = $4 } $3 != "" { h += $4 } END { print (w > 0) "," (w == h) }'),$(q "SELECT count(*) FROM runq WHERE pid = $pid_contend" | tr -d ' ')" \
+	"1,1,$(rep --pid "$pid_contend" report runq-latency | awk -F, '$3 == "" { print $4 }')"
+
 # 3. Direct I/O: every byte reaches the disk as requests from the writer.
 # block_io names the whole disk (as the block tracepoints do): a
 # partition's st_dev is mapped to its disk.
@@ -254,12 +263,8 @@ eqd "(exit) one exit row: exe, cmdline, exit_code 1792, start <= exit, ppid = th
 eqd "(exit) start_ts and exit_ts fall between this shell's clock readings (+-10 ms)" \
 	"$(q "SELECT start_ts >= $t_exit0 - 10000000, exit_ts <= $t_exit1 + 10000000 FROM process WHERE pid = $pid_exit AND exit_ts IS NOT NULL")" \
 	"1,1 " "SELECT start_ts - $t_exit0 AS start_after_fork, $t_exit1 - exit_ts AS exit_before_wait FROM process WHERE pid = $pid_exit"
-# The cgroup column: the v2 path, or where that is / (a hybrid host), the
-# v1 path that places the process, name=systemd first (recorder/cgroup.h).
-mycg=$(awk -F: '$1 == "0" && $2 == "" { v2 = $3; next }
-	$3 != "/" && $2 ~ /(^|,)name=systemd(,|$)/ && sd == "" { sd = $3; next }
-	$3 != "/" && v1 == "" { v1 = $3 }
-	END { print (v2 != "" && v2 != "/") ? v2 : sd != "" ? sd : v1 != "" ? v1 : "/" }' /proc/self/cgroup)
+# The cgroup column: the v2 path (recorder/host.c, cgroup_of).
+mycg=$(awk -F: '$1 == "0" && $2 == "" { print $3 }' /proc/self/cgroup)
 eq "(exit) its cgroup is this shell's" \
 	"$(q "SELECT cgroup FROM process WHERE pid = $pid_exit AND exit_ts IS NOT NULL")" "$mycg "
 eq "(exit) this shell, its ancestor, has a row" \

@@ -1,0 +1,153 @@
+/* report.c - canned reports: parsing their headers, binding their
+ * parameters, and the SQL functions they use.  See report.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/cuda_errors.h"
+#include "query/report.h"
+
+/* Copies the rest of a header line (after the prefix) into out. */
+static void rest(const char *p, char *out, size_t len)
+{
+	while (*p == ' ')
+		p++;
+	size_t n = strcspn(p, "\n");
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, p, n);
+	out[n] = 0;
+}
+
+int gr_report__get(const char *name, struct gr_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < gr_nreport_srcs; i++) {
+		if (strcmp(gr_report_srcs[i].name, name) != 0)
+			continue;
+		r->name = gr_report_srcs[i].name;
+		r->sql = gr_report_srcs[i].sql;
+		for (const char *l = r->sql; l && !strncmp(l, "--", 2);
+		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			if (!strncmp(l, "-- description:", 15)) {
+				rest(l + 15, r->description,
+				     sizeof(r->description));
+			} else if (!strncmp(l, "-- param:", 9) &&
+				   r->nparams < GR_REPORT_MAX_PARAMS) {
+				char spec[256], *eq, *sp;
+				rest(l + 9, spec, sizeof(spec));
+				sp = strchr(spec, ' ');
+				if (sp)
+					*sp++ = 0;
+				eq = strchr(spec, '=');
+				if (eq)
+					*eq++ = 0;
+				typeof(r->params[0]) *p = &r->params[r->nparams++];
+				rest(spec, p->key, sizeof(p->key));
+				rest(eq ? eq : "", p->def, sizeof(p->def));
+				rest(sp ? sp : "", p->help, sizeof(p->help));
+			}
+		}
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int param_index(const struct gr_report *r, const char *key,
+		       size_t len)
+{
+	for (int i = 0; i < r->nparams; i++)
+		if (strlen(r->params[i].key) == len &&
+		    !strncmp(r->params[i].key, key, len))
+			return i;
+	return -1;
+}
+
+int gr_report__check_params(const struct gr_report *r, char *const *kv,
+			    int n, char *err, size_t errlen)
+{
+	for (int i = 0; i < n; i++) {
+		const char *eq = strchr(kv[i], '=');
+		if (!eq || eq == kv[i]) {
+			snprintf(err, errlen, "bad --param '%s': expected "
+				 "KEY=VALUE", kv[i]);
+			return -EINVAL;
+		}
+		if (param_index(r, kv[i], (size_t)(eq - kv[i])) < 0) {
+			snprintf(err, errlen, "report %s takes no parameter "
+				 "'%.*s' (gpurec report list shows its "
+				 "parameters)", r->name, (int)(eq - kv[i]),
+				 kv[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void bind_value(sqlite3_stmt *st, int idx, const char *v)
+{
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (*v && !*end && !errno)
+		sqlite3_bind_int64(st, idx, n);
+	else
+		sqlite3_bind_text(st, idx, v, -1, SQLITE_TRANSIENT);
+}
+
+int gr_report__bind(const struct gr_report *r, sqlite3_stmt *st,
+		    char *const *kv, int n, char *err, size_t errlen)
+{
+	for (int idx = 1; idx <= sqlite3_bind_parameter_count(st); idx++) {
+		const char *name = sqlite3_bind_parameter_name(st, idx);
+		if (!name)
+			continue;
+		name++; /* ':' */
+		const char *v = NULL;
+		for (int i = n - 1; i >= 0 && !v; i--) /* the last one wins */
+			if (!strncmp(kv[i], name, strlen(name)) &&
+			    kv[i][strlen(name)] == '=')
+				v = kv[i] + strlen(name) + 1;
+		int p = param_index(r, name, strlen(name));
+		if (!v && p >= 0)
+			v = r->params[p].def;
+		if (!v) {
+			snprintf(err, errlen, "report %s uses :%s but declares "
+				 "no default for it", r->name, name);
+			return -EINVAL;
+		}
+		bind_value(st, idx, v);
+	}
+	return 0;
+}
+
+/* cuda_error_name(api, code): cudaError_t names for runtime APIs (cuda*,
+ * __cuda*), CUresult names for the driver's (cu*); NULL for others. */
+static void fn_cuda_error_name(sqlite3_context *ctx, int argc,
+			       sqlite3_value **argv)
+{
+	(void)argc;
+	const char *api = (const char *)sqlite3_value_text(argv[0]);
+	if (!api || sqlite3_value_type(argv[1]) != SQLITE_INTEGER)
+		return;
+	int driver;
+	if (!strncmp(api, "cuda", 4) || !strncmp(api, "__cuda", 6))
+		driver = 0;
+	else if (!strncmp(api, "cu", 2))
+		driver = 1;
+	else
+		return;
+	const char *s = gr_cuda_error_name(driver,
+					   sqlite3_value_int64(argv[1]));
+	if (s)
+		sqlite3_result_text(ctx, s, -1, SQLITE_STATIC);
+}
+
+int gr_report__register(sqlite3 *db)
+{
+	return sqlite3_create_function(db, "cuda_error_name", 2,
+				       SQLITE_UTF8 | SQLITE_INNOCUOUS |
+				       SQLITE_DETERMINISTIC, NULL,
+				       fn_cuda_error_name, NULL, NULL);
+}

@@ -1,0 +1,29 @@
+-- name: runq-latency
+-- description: run-queue latency per GPU process: waits, p50, p99, max; then a log2 histogram, bucket_us its lower bound (0: under 1 us)
+SELECT pid, comm, bucket_us, waits,
+       CASE WHEN bucket_us IS NULL THEN p50_us END AS p50_us,
+       CASE WHEN bucket_us IS NULL THEN p99_us END AS p99_us,
+       CASE WHEN bucket_us IS NULL THEN max_us END AS max_us,
+       CASE WHEN bucket_us IS NOT NULL
+            THEN substr('########################################', 1,
+                        CAST(40.0 * waits / max_waits + 0.999 AS INTEGER))
+       END AS bar
+FROM (
+  SELECT pid, coalesce(max(CASE WHEN tid = pid THEN comm END), min(comm))
+             AS comm, NULL AS bucket_us, count(*) AS waits,
+         round(median(dur) / 1e3, 1) AS p50_us,
+         round(percentile(dur, 99) / 1e3, 1) AS p99_us,
+         round(max(dur) / 1e3, 1) AS max_us, 1 AS max_waits, 0 AS o
+  FROM runq GROUP BY pid
+  UNION ALL
+  SELECT pid, coalesce(max(CASE WHEN tid = pid THEN comm END), min(comm)),
+         b, count(*), NULL, NULL, NULL,
+         max(count(*)) OVER (PARTITION BY pid), 1
+  FROM (SELECT pid, tid, comm,
+               CASE WHEN dur < 1000 THEN 0
+                    ELSE CAST(power(2, CAST(log2(dur / 1000.0) AS INTEGER))
+                              AS INTEGER) END AS b
+        FROM runq)
+  GROUP BY pid, b
+)
+ORDER BY pid, o, bucket_us

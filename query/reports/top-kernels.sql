@@ -1,0 +1,17 @@
+-- name: top-kernels
+-- description: per kernel: launches, share, grid/block shapes seen, launch rate
+-- param: limit=25 most kernels shown
+SELECT coalesce(kernel, '(unnamed)') AS kernel,
+       count(*) AS launches,
+       round(100.0 * count(*) / (SELECT count(*) FROM cuda_kernel), 1) AS pct,
+       count(DISTINCT grid_x || 'x' || grid_y || 'x' || grid_z || '/' ||
+             block_x || 'x' || block_y || 'x' || block_z) AS shapes,
+       min(grid_x || 'x' || grid_y || 'x' || grid_z || '/' ||
+           block_x || 'x' || block_y || 'x' || block_z) AS shape,
+       CASE WHEN max(ts) > min(ts)
+            THEN round((count(*) - 1) * 1e9 / (max(ts) - min(ts)), 1) END
+           AS launches_per_s
+FROM cuda_kernel
+GROUP BY kernel
+ORDER BY launches DESC, kernel
+LIMIT :limit
