@@ -91,6 +91,9 @@ eq "(report) cuda-api-sum: calls and errors per API" \
 eq "(report) cuda-errors: by API and code, named" \
 	"$(r cuda-errors | cut -d, -f1-6 | tr '\n' ' ')" \
 	"cudaLaunchKernel,35,cudaErrorInsufficientDriver,$pa,calls_shared,10 cudaMemcpy,35,cudaErrorInsufficientDriver,$pa,calls_shared,4 cudaFree,35,cudaErrorInsufficientDriver,$pa,calls_shared,2 cudaMalloc,35,cudaErrorInsufficientDriver,$pa,calls_shared,2 cudaDeviceSynchronize,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemcpyAsync,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemset,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemsetAsync,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaStreamSynchronize,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 "
+eq "(report) sync-long: each synchronization, its stream and code" \
+	"$(r sync-long | awk -F, '{ print $4 "," $6 "," $7 }' | sort | tr '\n' ' ')" \
+	"cudaDeviceSynchronize,,35 cudaStreamSynchronize,4660,35 "
 eq "(report) memcpy-sum: by direction and mode" \
 	"$(r memcpy-sum | awk -F, '{ print $1 "," $2 "," $3 "," $4 "," $NF }' | tr '\n' ' ')" \
 	"D2D,sync,1,1048576,1 H2D,async,1,65536,1 D2H,sync,2,16384,2 H2D,sync,1,4096,1 "

@@ -236,6 +236,10 @@ else
 		"33554432 " "SELECT ts - $r0 AS since_first_read, dur, dev, op, bytes, sector FROM block_io WHERE pid = $pid_dio AND op = 'R' ORDER BY ts"
 fi
 
+eq "(report) io-latency: the writer's W requests, 32 MiB, a histogram summing to them" \
+	"$(rep --pid "$pid_dio" report io-latency | awk -F, -v dev="$DEV" '$1 == "block" && $2 == dev && $3 == "W" { if ($4 == "") { n = $5; b = $6 } else h += $5 } END { print b "," (n > 0 && n == h) }')" \
+	"33554432,1"
+
 # 4. File syscalls, each with its result.
 fd1=$(out fileio fds 2) fd2=$(out fileio fds 3)
 read -r _ f0 f1 < <(grep '^window' "$T/fileio.out")
@@ -273,6 +277,10 @@ eq "(exit) this shell, its ancestor, has a row" \
 eqd "(pthexit) one exit row, when the last thread exits, with its status" \
 	"$(q "SELECT count(*), min(exit_code), min(exit_ts) - $t_pth0 >= 300000000 FROM process WHERE pid = $pid_pth AND exit_ts IS NOT NULL")" \
 	"1,1280,1 " "SELECT * FROM process WHERE pid = $pid_pth ORDER BY ts"
+
+eq "(report) process: the short-lived process's story, exit status last" \
+	"$(rep report process --param pid=$pid_exit | awk -F, '$1 == "identity" && ($2 == "exe" || $2 == "ppid") || $1 == "exit" && $2 == "exit_code" || $1 == "cuda errors" { print $1 ":" $2 "=" $3 "/" $4 }' | tr '\n' ' ')" \
+	"identity:ppid=$$/ identity:exe=$(realpath "$HL")/ cuda errors:cudaMalloc 35=cudaErrorInsufficientDriver/1 exit:exit_code=1792/ "
 
 # 6. The Kubernetes-shaped cgroup: pod uid (dashed) and container id.
 eqd "(pod) cgroup path, container_id, pod_uid, exit_code" \
