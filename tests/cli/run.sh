@@ -31,6 +31,13 @@ eq "count of every event" "$(q --data "$A" sql 'SELECT count(*) FROM cuda_kernel
 eq "cuda_api includes launches" "$(q --data "$A" sql 'SELECT count(*) FROM cuda_api')" 100000
 eq "segments listed" "$(q --data "$A" sql 'SELECT count(*), sum(events), sum(sealed) FROM segments')" "5,100000,5"
 
+qa() { "$GPUREC" --format csv "$@" 2>"$T/stderr" | tr -d '\r' | tail -n +2; }
+eq "report recording: segments, span, events, no gap over 60 s" \
+	"$(qa --data "$A" report recording | tr '\n' ' ')" \
+	"segments,alpha,\"5 sealed, $(q --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\",5 span,alpha,$S_NS .. $((S_NS + 99999000000)),99.999 events,cuda_kernel,,100000 "
+eq "report recording --param gap_s=0: the 1 ms between each two segments" \
+	"$(qa --data "$A" report recording --param gap_s=0 | grep -c '^gap,.*,0.001$')" 4
+
 # --- time windows -----------------------------------------------------
 since=$(rfc $((S + 10))) until=$(rfc $((S + 20)))
 eq "--since/--until window is exact" \

@@ -63,6 +63,9 @@ for c in new:$pn old:$po; do
 	eq "($n) the driver's own calls" \
 		"$(q "SELECT api, ret FROM cuda_sync WHERE pid = $pid")" "cuCtxSynchronize,0 "
 done
+eq "(report) mem-churn: the allocation, its bytes, the peak outstanding" \
+	"$("$GPUREC" --data "$D" --format csv --pid "$pn" report mem-churn | tr -d '\r' | tail -n +2 | cut -d, -f3-7,9)" \
+	"cudaMalloc,alloc,1,0,1048576,1048576"
 eq "(new) cuda_api holds every call" \
 	"$(q "SELECT count(*) FROM cuda_api WHERE pid = $pn")" "25 "
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "

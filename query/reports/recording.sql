@@ -1,0 +1,36 @@
+-- name: recording
+-- description: what the recording holds: segments per host, span, disk use, events per table, drops by source, gaps between segments
+-- param: gap_s=60 a gap between consecutive segments longer than this (seconds) is listed
+WITH s AS (
+  SELECT *, lag(end_ts) OVER (PARTITION BY host ORDER BY start_ts) AS prev_end
+  FROM segments
+), e(tbl, n) AS (
+  SELECT 'cuda_kernel', count(*) FROM cuda_kernel
+  UNION ALL SELECT 'cuda_memcpy', count(*) FROM cuda_memcpy
+  UNION ALL SELECT 'cuda_memset', count(*) FROM cuda_memset
+  UNION ALL SELECT 'cuda_mem', count(*) FROM cuda_mem
+  UNION ALL SELECT 'cuda_sync', count(*) FROM cuda_sync
+  UNION ALL SELECT 'cuda_graph', count(*) FROM cuda_graph
+  UNION ALL SELECT 'nccl', count(*) FROM nccl
+  UNION ALL SELECT 'offcpu', count(*) FROM offcpu
+  UNION ALL SELECT 'runq', count(*) FROM runq
+  UNION ALL SELECT 'block_io', count(*) FROM block_io
+  UNION ALL SELECT 'file_io', count(*) FROM file_io
+  UNION ALL SELECT 'process', count(*) FROM process
+)
+SELECT 'segments' AS section, host AS item,
+       sum(sealed) || ' sealed, ' || sum(bytes) || ' bytes' AS value,
+       count(*) AS n
+FROM segments GROUP BY host
+UNION ALL
+SELECT 'span', host, min(start_ts) || ' .. ' || max(end_ts),
+       round((max(end_ts) - min(start_ts)) / 1e9, 3)
+FROM segments GROUP BY host
+UNION ALL
+SELECT 'events', tbl, NULL, n FROM e WHERE n > 0
+UNION ALL
+SELECT 'drops', source, NULL, sum(count) FROM drops GROUP BY source
+UNION ALL
+SELECT 'gap', host || ' ' || prev_end || ' .. ' || start_ts, path,
+       round((start_ts - prev_end) / 1e9, 3)
+FROM s WHERE prev_end IS NOT NULL AND start_ts - prev_end > :gap_s * 1000000000
