@@ -38,6 +38,11 @@ eq "report recording: segments, span, events, no gap over 60 s" \
 eq "report recording --param gap_s=0: the 1 ms between each two segments" \
 	"$(qa --data "$A" report recording --param gap_s=0 | grep -c '^gap,.*,0.001$')" 4
 
+at=$((S_NS + 10000000000))
+eq "report timeline: the 11 launches within 5 ms of a time, in order" \
+	"$(qa --data "$A" report timeline --param at=$at --param delta_ms=5 | awk -F, '{ n++; t[$3]++; if (n == 1) f = $2; l = $2 } END { print n, f, l, t["cuda_kernel"] }')" \
+	"11 -5000000 5000000 11"
+
 # --- time windows -----------------------------------------------------
 since=$(rfc $((S + 10))) until=$(rfc $((S + 20)))
 eq "--since/--until window is exact" \
