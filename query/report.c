@@ -64,6 +64,14 @@ static int param_index(const struct gr_report *r, const char *key,
 	return -1;
 }
 
+static int is_int(const char *v)
+{
+	char *end;
+	errno = 0;
+	(void)strtoll(v, &end, 10);
+	return *v && !*end && !errno;
+}
+
 int gr_report__check_params(const struct gr_report *r, char *const *kv,
 			    int n, char *err, size_t errlen)
 {
@@ -74,11 +82,30 @@ int gr_report__check_params(const struct gr_report *r, char *const *kv,
 				 "KEY=VALUE", kv[i]);
 			return -EINVAL;
 		}
-		if (param_index(r, kv[i], (size_t)(eq - kv[i])) < 0) {
+		int k = param_index(r, kv[i], (size_t)(eq - kv[i]));
+		if (k >= 0 && is_int(r->params[k].def) && !is_int(eq + 1)) {
+			snprintf(err, errlen, "bad --param '%s': %s takes a "
+				 "whole number", kv[i], r->params[k].key);
+			return -EINVAL;
+		}
+		if (k < 0) {
 			snprintf(err, errlen, "report %s takes no parameter "
 				 "'%.*s' (gpurec report list shows its "
 				 "parameters)", r->name, (int)(eq - kv[i]),
 				 kv[i]);
+			return -EINVAL;
+		}
+	}
+	for (int k = 0; k < r->nparams; k++) {
+		int given = 0;
+		for (int i = 0; i < n && !given; i++)
+			given = !strncmp(kv[i], r->params[k].key,
+					 strlen(r->params[k].key)) &&
+				kv[i][strlen(r->params[k].key)] == '=';
+		if (!r->params[k].def[0] && !given) {
+			snprintf(err, errlen, "report %s needs --param %s=… "
+				 "(%s)", r->name, r->params[k].key,
+				 r->params[k].help);
 			return -EINVAL;
 		}
 	}
@@ -87,11 +114,8 @@ int gr_report__check_params(const struct gr_report *r, char *const *kv,
 
 static void bind_value(sqlite3_stmt *st, int idx, const char *v)
 {
-	char *end;
-	errno = 0;
-	long long n = strtoll(v, &end, 10);
-	if (*v && !*end && !errno)
-		sqlite3_bind_int64(st, idx, n);
+	if (is_int(v))
+		sqlite3_bind_int64(st, idx, strtoll(v, NULL, 10));
 	else
 		sqlite3_bind_text(st, idx, v, -1, SQLITE_TRANSIENT);
 }

@@ -184,7 +184,6 @@ struct gr_host {
 	char *segment;		/* segment the process rows were last put in */
 	uint64_t drops_seen[3][GR_SCHED_NDROPS];
 	uint64_t user_drops, user_drops_seen;
-	uint64_t stacks_kernel_unnamed;
 	uint64_t flushes;
 };
 
@@ -258,6 +257,7 @@ static int cgroup_of(struct gr_host *h, struct pinfo *p)
 	size_t cap = 0;
 	int found = 0;
 	snprintf(path, sizeof(path), "/proc/%u/cgroup", p->pid);
+	p->cid[0] = p->pod[0] = 0;
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -286,6 +286,21 @@ static int cgroup_of(struct gr_host *h, struct pinfo *p)
 	return found ? 0 : -ENOENT;
 }
 
+/* p's executable from /proc/PID/exe (absolute, whatever namespace).
+ * Returns 0, or -errno if the process is gone. */
+static int read_exe(struct pinfo *p)
+{
+	char path[64], buf[PATH_MAX];
+	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -errno;
+	buf[n] = 0;
+	free(p->exe);
+	p->exe = strdup(buf);
+	return 0;
+}
+
 /* Fills what /proc still says of a live process.  Returns 0 or -errno. */
 static int read_proc(struct gr_host *h, struct pinfo *p)
 {
@@ -312,19 +327,12 @@ static int read_proc(struct gr_host *h, struct pinfo *p)
 		if (hz > 0)
 			p->start_ts = utc(h, start * (1000000000ull / (uint64_t)hz));
 	}
-	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
-	ssize_t e = readlink(path, buf, sizeof(buf) - 1);
-	if (e > 0) {
-		buf[e] = 0;
-		free(p->exe);
-		p->exe = strdup(buf);
-	}
+	read_exe(p);
 	snprintf(path, sizeof(path), "/proc/%u/cmdline", p->pid);
 	if ((n = read_small(path, buf, sizeof(buf))) > 0) {
 		free(p->cmdline);
 		p->cmdline = join_args(buf, (size_t)n);
 	}
-	p->cid[0] = p->pod[0] = 0;
 	cgroup_of(h, p);
 	p->have_id = 1;
 	return 0;
@@ -519,17 +527,8 @@ static void on_exec(struct gr_host *h, const struct gr_pexec *e)
 	p->have_id = 1;
 	/* Still alive (the usual case): /proc has the absolute executable
 	 * and the cgroup path without a walk. */
-	char path[64], buf[PATH_MAX];
-	snprintf(path, sizeof(path), "/proc/%u/exe", e->pid);
-	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
-	if (n > 0) {
-		buf[n] = 0;
-		free(p->exe);
-		p->exe = strdup(buf);
-	} else if (p->exe && p->exe[0] != '/') {
+	if (read_exe(p) && p->exe && p->exe[0] != '/')
 		resolve_exe(p, e);
-	}
-	p->cid[0] = p->pod[0] = 0;
 	cgroup_of(h, p);
 	if (p->named) /* a traced process exec'd: a row for its new image */
 		process_row(h, p);
@@ -738,7 +737,6 @@ static char *fold(struct gr_host *h, const struct gr_offcpu *e)
 			sb_frame(&b, s, strlen(s));
 		} else {
 			sb_frame(&b, "[kernel]", 8);
-			h->stacks_kernel_unnamed++;
 		}
 	}
 	return b.s;

@@ -1,6 +1,6 @@
 -- name: process
 -- description: one process's story: identity, container and pod, CUDA calls and errors by minute, off-CPU and I/O, exit
--- param: pid=0 the process (required)
+-- param: pid= the process id
 WITH p AS (
   SELECT * FROM process WHERE pid = :pid
   ORDER BY exit_ts IS NULL, ts DESC LIMIT 1

@@ -1,6 +1,6 @@
 -- name: timeline
 -- description: every event of every table within delta_ms of a time, merged and ordered: what the host was doing then
--- param: at=0 the time, ns since the Unix epoch (required; gpurec sql prints ts in ns)
+-- param: at= the time, ns since the Unix epoch (as gpurec prints ts)
 -- param: delta_ms=100 milliseconds either side of it
 WITH w(lo, hi) AS (SELECT :at - :delta_ms * 1000000, :at + :delta_ms * 1000000)
 SELECT ts, ts - :at AS offset_ns, tbl AS "table", pid, tid, comm, dur, what
