@@ -55,7 +55,7 @@ $(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(B)/vmlinux.h
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
 	  -c $< -o $@
 
-$(B)/sched.bpf.o $(B)/io.bpf.o $(B)/proc.bpf.o: bpf/tracked.h
+$(B)/sched.bpf.o $(B)/io.bpf.o $(B)/proc.bpf.o: bpf/tracked.h bpf/proc.h
 
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@

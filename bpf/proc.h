@@ -3,6 +3,10 @@
 #ifndef GR_BPF_PROC_H
 #define GR_BPF_PROC_H
 
+/* Words of the traced-process bitmap (tracked.h): one bit per tgid up to
+ * PID_MAX_LIMIT (4M on 64-bit). */
+#define GR_TRACKED_WORDS (1 << 16)
+
 #define GR_EXE_BYTES 256
 #define GR_ARGS_BYTES 512
 

@@ -7,10 +7,13 @@
 #ifndef GR_BPF_TRACKED_H
 #define GR_BPF_TRACKED_H
 
-#define GR_TRACKED_WORDS (1 << 16)
+#include "proc.h" /* GR_TRACKED_WORDS, which gpurecd needs too */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* gpurecd maps it and sets and clears bits with atomics, so its
+	 * changes and proc.bpf.c's never undo each other. */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, GR_TRACKED_WORDS);
 	__type(key, __u32);
 	__type(value, __u64);

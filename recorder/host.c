@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -173,6 +174,7 @@ struct gr_host {
 	struct io_bpf *io;
 	struct proc_bpf *proc;
 	int tracked_fd;		/* the shared map, owned by a skeleton */
+	uint64_t *tracked_bits;	/* it, mapped (GR_TRACKED_WORDS words) */
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int nlinks, links_cap;
@@ -442,19 +444,21 @@ static void name_process(struct gr_host *h, struct pinfo *p, int64_t now)
 	}
 }
 
-/* Sets or clears pid's bit in the shared bitmap (bpf/tracked.h).  The
- * word is read and written back whole; proc.bpf.c clears bits of exiting
- * processes atomically meanwhile, so the exit record clears this one again
- * (on_exit_), whichever ring buffer is drained first. */
+/* Sets or clears pid's bit in the shared bitmap (bpf/tracked.h), mapped
+ * into gpurecd: atomically, as proc.bpf.c clears the bits of exiting
+ * processes meanwhile.  The exit record clears this one again (on_exit_),
+ * whichever ring buffer is drained first. */
 static void set_tracked(struct gr_host *h, uint32_t pid, int on)
 {
-	if (h->tracked_fd < 0)
+	if (!h->tracked_bits || (pid >> 6) >= GR_TRACKED_WORDS)
 		return;
-	__u32 k = pid >> 6;
-	__u64 w = 0, bit = 1ull << (pid & 63);
-	bpf_map_lookup_elem(h->tracked_fd, &k, &w);
-	w = on ? w | bit : w & ~bit;
-	bpf_map_update_elem(h->tracked_fd, &k, &w, BPF_ANY);
+	uint64_t bit = 1ull << (pid & 63);
+	if (on)
+		__atomic_fetch_or(&h->tracked_bits[pid >> 6], bit,
+				  __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(&h->tracked_bits[pid >> 6], ~bit,
+				   __ATOMIC_SEQ_CST);
 }
 
 void gr_host__track(struct gr_host *h, uint32_t pid)
@@ -1106,6 +1110,13 @@ struct gr_host *gr_host__open(const struct gr_host_opts *o)
 		errno = ENOTSUP;
 		return NULL;
 	}
+	void *bits = mmap(NULL, GR_TRACKED_WORDS * sizeof(uint64_t),
+			  PROT_READ | PROT_WRITE, MAP_SHARED, h->tracked_fd, 0);
+	if (bits == MAP_FAILED)
+		LOG(h, "host: cannot map the traced-process bitmap (%s): "
+		       "only --sched-all traces anything", strerror(errno));
+	else
+		h->tracked_bits = bits;
 	if (h->sched && !(h->ksyms = gr_ksyms__load(NULL)))
 		LOG(h, "sched: cannot read /proc/kallsyms (%s): kernel frames "
 		       "of off-CPU stacks go unnamed", strerror(errno));
@@ -1125,6 +1136,8 @@ void gr_host__close(struct gr_host *h)
 {
 	if (!h)
 		return;
+	if (h->tracked_bits)
+		munmap(h->tracked_bits, GR_TRACKED_WORDS * sizeof(uint64_t));
 	for (int i = 0; i < h->nlinks; i++)
 		bpf_link__destroy(h->links[i]);
 	free(h->links);
