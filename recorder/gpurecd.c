@@ -151,14 +151,15 @@ static void write_status(const char *state)
 		",\"probes\":%" PRIu64 ",\"named_launches\":%" PRIu64
 		",\"unnamed_launches\":%" PRIu64
 		",\"handle_names\":%" PRIu64 "},\"host\":{\"processes\":%s,"
-		"\"sched\":%s,\"io\":%s}}\n", state, getpid(),
+		"\"sched\":%s,\"io\":%s,\"switch_ins_recovered\":%" PRIu64
+		"}}\n", state, getpid(),
 		GPUREC_VERSION, d.started_ns, clock_ns(CLOCK_REALTIME),
 		gr_writer__segment_path(d.w), ws.events, ws.blocks, ws.segments,
 		ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
 		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
 		cs.unnamed_launches, cs.handles_read,
 		fam & 1 ? "true" : "false", fam & 2 ? "true" : "false",
-		fam & 4 ? "true" : "false");
+		fam & 4 ? "true" : "false", gr_host__recovered(d.host));
 	if (fclose(f) == 0)
 		rename(tmp, path);
 	else

@@ -1181,6 +1181,11 @@ int gr_host__fd(struct gr_host *h)
 	return h->rb ? ring_buffer__epoll_fd(h->rb) : -1;
 }
 
+uint64_t gr_host__recovered(const struct gr_host *h)
+{
+	return h && h->sched ? h->sched->bss->recovered : 0;
+}
+
 int gr_host__poll(struct gr_host *h)
 {
 	return h->rb ? ring_buffer__consume(h->rb) : 0;

@@ -46,6 +46,10 @@ void gr_host__track(struct gr_host *h, uint32_t pid);
 /* Which families run (loaded and attached): bits 1 proc, 2 sched, 4 io. */
 int gr_host__families(const struct gr_host *h);
 
+/* Switch-ins the sched_switch tracepoint did not show, whose intervals
+ * were recovered (bpf/sched.bpf.c). */
+uint64_t gr_host__recovered(const struct gr_host *h);
+
 /* Called before each writer flush: drops rows, `process` rows of live
  * traced processes again in a new segment (so each segment names the
  * processes it holds), and forgets exited processes nobody asked about. */
