@@ -27,8 +27,10 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer \
 B := build
 
 STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
+             store/summary.c \
              store/manifest.c store/verify.c store/sha256.c common/parse.c
-QUERY_SRC := query/main.c query/vtab.c query/output.c query/aggregates.c \
+QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
+             query/aggregates.c \
              query/report.c query/cuda_errors.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
@@ -180,10 +182,11 @@ $(B)/switch-load: bench/switch_load.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
 
 bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
-		$(B)/gpurecd $(B)/switch-load
+		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth
 	$(B)/probe-cost $(MOCK)
 	bash bench/sched_bench.sh $(B)/gpurecd
 	$(B)/bench-store $(BENCH_ARGS)
+	bash bench/reports_bench.sh $(B)
 
 deps:
 	bash packaging/deps.sh

@@ -30,6 +30,10 @@ struct gr_synth {
 	int *step;                       /* kernel index per step position */
 	struct proc *p;
 	int64_t api_launch, api_launch_ex;
+	int64_t api_memcpy, api_memcpy_async, kinds[3];
+	double gap_scale;                /* rate: stretches the gaps */
+	struct proc *last;               /* of the last launch */
+	uint64_t ncopies;
 	/* off-CPU and block I/O */
 	int64_t state_s, state_d, stacks[6], comm_worker, dev[2], op_r, op_w;
 	int64_t io_now, io_sector, off_now;
@@ -205,6 +209,24 @@ struct gr_synth *gr_synth__new(struct gr_writer *w,
 		p->stream[0] = 0x55d0c8a3e000 + 0x1000 * i;
 		p->stream[1] = p->stream[0] + 0x200;
 	}
+	s->gap_scale = 1;
+	if (o->rate > 0) {
+		/* Mean period per process nprocs / rate: scale the gaps
+		 * so that a step's mean call plus gap is that. */
+		double dur = 0, gap = 0, want = s->o.nprocs * 1e9 / o->rate;
+		for (int j = 0; j < s->o.step_len; j++) {
+			dur += (double)s->k[s->step[j]].dur_ns;
+			gap += (double)s->k[s->step[j]].gap_ns;
+		}
+		dur /= s->o.step_len;
+		gap /= s->o.step_len;
+		s->gap_scale = want > dur ? (want - dur) / gap : 0.01;
+	}
+	s->api_memcpy = intern(s, "cudaMemcpy");
+	s->api_memcpy_async = intern(s, "cudaMemcpyAsync");
+	s->kinds[0] = intern(s, "H2D");
+	s->kinds[1] = intern(s, "D2H");
+	s->kinds[2] = intern(s, "D2D");
 	s->api_launch = intern(s, "cudaLaunchKernel");
 	s->api_launch_ex = intern(s, "cuLaunchKernelEx");
 	s->state_s = intern(s, "S");
@@ -303,8 +325,33 @@ void gr_synth__next_launch(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
 	v[GR_cuda_kernel_ret] = 0;
 	*nullmask = 0;
 	if (!s->o.interval_ns)
-		p->now += v[GR_cuda_kernel_dur] + jitter(s, k->gap_ns);
+		p->now += v[GR_cuda_kernel_dur] +
+			  jitter(s, (int64_t)((double)k->gap_ns * s->gap_scale));
 	p->pos = (p->pos + 1) % s->o.step_len;
+	s->last = p;
+}
+
+void gr_synth__next_memcpy(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
+{
+	const struct proc *p = s->last ? s->last : &s->p[0];
+	uint64_t i = s->ncopies++;
+	int async = i % 4 != 0, kind = (int)(i % 3);
+	int64_t bytes = (int64_t)4096 << (i % 11);
+	v[GR_cuda_memcpy_ts] = s->o.interval_ns ? p->now + s->o.interval_ns / 2
+						: p->now;
+	v[GR_cuda_memcpy_pid] = p->pid;
+	v[GR_cuda_memcpy_tid] = p->tid;
+	v[GR_cuda_memcpy_comm] = p->comm;
+	v[GR_cuda_memcpy_dur] = s->o.interval_ns ? 2000 :
+				async ? jitter(s, 6000) :
+				jitter(s, 20000 + bytes / 8);
+	v[GR_cuda_memcpy_api] = async ? s->api_memcpy_async : s->api_memcpy;
+	v[GR_cuda_memcpy_kind] = s->kinds[kind];
+	v[GR_cuda_memcpy_bytes] = bytes;
+	v[GR_cuda_memcpy_async] = async;
+	v[GR_cuda_memcpy_stream] = async ? p->stream[0] : 0;
+	v[GR_cuda_memcpy_ret] = 0;
+	*nullmask = async ? 0 : 1ull << GR_cuda_memcpy_stream;
 }
 
 void gr_synth__next_offcpu(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
@@ -375,6 +422,13 @@ int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 			return -EINVAL;
 		if ((err = gr_writer__append(s->w, t, v, nm)))
 			return err;
+		if (t == GR_T_cuda_kernel && s->o.memcpy_every &&
+		    s->seq % (uint64_t)s->o.memcpy_every == 0) {
+			gr_synth__next_memcpy(s, v, &nm);
+			if ((err = gr_writer__append(s->w, GR_T_cuda_memcpy, v,
+						     nm)))
+				return err;
+		}
 		if (flush_every && (i + 1) % flush_every == 0 &&
 		    (err = gr_writer__flush(s->w)))
 			return err;

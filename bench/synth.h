@@ -25,6 +25,8 @@ struct gr_synth_opts {
 	int nprocs;           /* launching processes (default 4) */
 	int nkernels;         /* distinct kernels (default 300) */
 	int step_len;         /* launches per step (default 400) */
+	double rate;          /* >0: launches per second, all processes */
+	int memcpy_every;     /* >0: a copy after every Nth launch */
 };
 
 struct gr_synth;
@@ -47,9 +49,15 @@ void gr_synth__next_block_io(struct gr_synth *s, int64_t *vals,
 /* The string of an id gr_synth__next_* put in vals. */
 const char *gr_synth__str(const struct gr_synth *s, int64_t id);
 
+/* Fills vals (GR_cuda_memcpy_*) with a copy by the process of the last
+ * launch, just after it. */
+void gr_synth__next_memcpy(struct gr_synth *s, int64_t *vals,
+			   uint64_t *nullmask);
+
 /* Appends n events of table t (cuda_kernel, offcpu or block_io) through
  * the writer, calling gr_writer__flush every flush_every events (0:
- * never).  Returns 0 or -errno. */
+ * never); with memcpy_every, cuda_kernel's launches are followed by
+ * copies (not counted in n).  Returns 0 or -errno. */
 int gr_synth__write(struct gr_synth *s, int t, uint64_t n,
 		    uint64_t flush_every);
 

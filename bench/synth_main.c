@@ -29,7 +29,9 @@ static void usage(FILE *f)
 		"  --block-rows N     events per block at most (default 65536)\n"
 		"  --segment-size S   rotate at S bytes (default 256M)\n"
 		"  --max-disk S       retention cap (default none)\n"
-		"  --rotate-every N   seal a segment every N events per table\n");
+		"  --rotate-every N   seal a segment every N events per table\n"
+		"  --rate R           launches per second, all processes\n"
+		"  --memcpy-every N   a copy after every Nth launch\n");
 }
 
 static void die(const char *fmt, const char *arg)
@@ -60,6 +62,7 @@ int main(int argc, char **argv)
 		{ "flush-every", 1, NULL, 'f' }, { "block-rows", 1, NULL, 'b' },
 		{ "segment-size", 1, NULL, 'z' }, { "max-disk", 1, NULL, 'm' },
 		{ "rotate-every", 1, NULL, 'r' }, { "help", 0, NULL, 'h' },
+		{ "rate", 1, NULL, 'R' },       { "memcpy-every", 1, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gr_store_opts so = { .host = "synthetic" };
@@ -104,6 +107,9 @@ int main(int argc, char **argv)
 				die("bad --max-disk %s", optarg);
 			break;
 		case 'r': rotate_every = num(optarg, "--rotate-every"); break;
+		case 'R': sy.rate = (double)num(optarg, "--rate"); break;
+		case 'M': sy.memcpy_every = (int)num(optarg, "--memcpy-every");
+			  break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}

@@ -13,7 +13,9 @@
  * for ordered frames.
  */
 #include "query/aggregates.h"
+#include "store/summary.h"
 
+#include <errno.h>
 #include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -200,11 +202,72 @@ static void pct_final(sqlite3_context *ctx)
 	memset(p, 0, sizeof(*p));
 }
 
+/* hist_quantile(x, p): the p-th percentile (0..100, nearest rank) of the
+ * values x, read from a log-linear histogram (store/summary.h, within
+ * 0.4 %).  x is a value, or a histogram blob from a summary table, so a
+ * report reads the same number from raw events as from summaries. */
+struct hq {
+	struct gr_hist h;
+	double p;
+};
+
+static void hq_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	struct hq *q = sqlite3_aggregate_context(ctx, sizeof(*q));
+	if (!q) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	double p = sqlite3_value_double(argv[1]);
+	if (sqlite3_value_type(argv[1]) == SQLITE_NULL || p < 0 || p > 100) {
+		sqlite3_result_error(ctx, "hist_quantile: p must be 0..100", -1);
+		return;
+	}
+	q->p = p;
+	int rc = 0;
+	switch (sqlite3_value_type(argv[0])) {
+	case SQLITE_NULL:
+		return;
+	case SQLITE_BLOB:
+		rc = gr_hist__merge(&q->h, sqlite3_value_blob(argv[0]),
+				    (size_t)sqlite3_value_bytes(argv[0]));
+		break;
+	case SQLITE_INTEGER:
+	case SQLITE_FLOAT:
+		rc = gr_hist__add_value(&q->h, sqlite3_value_int64(argv[0]));
+		break;
+	default:
+		sqlite3_result_error(ctx, "hist_quantile: x must be a number "
+				     "or a histogram", -1);
+		return;
+	}
+	if (rc == -ENOMEM)
+		sqlite3_result_error_nomem(ctx);
+	else if (rc)
+		sqlite3_result_error(ctx, "hist_quantile: not a histogram", -1);
+}
+
+static void hq_final(sqlite3_context *ctx)
+{
+	struct hq *q = sqlite3_aggregate_context(ctx, 0);
+	if (!q)
+		return; /* no rows: NULL */
+	int64_t v = gr_hist__quantile(&q->h, q->p);
+	if (v >= 0)
+		sqlite3_result_int64(ctx, v);
+	gr_hist__free(&q->h);
+}
+
 int gr_aggregates__register(sqlite3 *db)
 {
 	const int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
 	int rc;
 
+	rc = sqlite3_create_function(db, "hist_quantile", 2, flags, NULL, NULL,
+				     hq_step, hq_final);
+	if (rc != SQLITE_OK)
+		return rc;
 	rc = sqlite3_create_window_function(db, "percentile", 2, flags, NULL,
 					    pct_step, pct_final, pct_value,
 					    pct_inverse, NULL);

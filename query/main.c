@@ -22,6 +22,7 @@
 #include "query/aggregates.h"
 #include "query/output.h"
 #include "query/report.h"
+#include "query/sumtab.h"
 #include "query/vtab.h"
 #include "schema/schema.h"
 #include "store/store.h"
@@ -38,6 +39,7 @@ struct opts {
 	enum gr_format format;
 	int format_set;
 	int has_pid;
+	int raw;              /* report --raw: from raw events */
 	int64_t pid;
 	const char *host;
 	int verbose;
@@ -186,6 +188,8 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 		rc = gr_report__register(db);
 	if (rc == SQLITE_OK && q)
 		rc = gr_vtab__register(db, q);
+	if (rc == SQLITE_OK && q)
+		rc = gr_sumtab__register(db, q);
 	if (rc != SQLITE_OK) {
 		fprintf(stderr, "gpurec: cannot set up tables: %s\n",
 			sqlite3_errmsg(db));
@@ -480,8 +484,21 @@ static int cmd_report(struct opts *o)
 	struct auth au = { 0 };
 	open_qctx(o, &q);
 	sqlite3 *db = open_db(&q, &au);
-	int rc = run_sql_params(db, &au, r.sql, o->format, &r, o->params,
-				o->nparams);
+	/* --raw: the form that reads raw events, where the report has one
+	 * (the others read raw events already). */
+	char *body = o->raw && r.raw_sql ? strdup(r.raw_sql) :
+		     strndup(r.sql, r.sql_len);
+	int rc = EXIT_INTERNAL;
+	if (body)
+		rc = run_sql_params(db, &au, body, o->format, &r, o->params,
+				    o->nparams);
+	else
+		fprintf(stderr, "gpurec: out of memory\n");
+	free(body);
+	if (getenv("GPUREC_DEBUG_STATS"))
+		fprintf(stderr, "gpurec: stats: segments_opened=%" PRIu64
+			" blocks_read=%" PRIu64 "\n", q.segments_opened,
+			q.blocks_read);
 	sqlite3_close(db);
 	free(q.warned);
 	gr_catalog__free(&q.cat);
@@ -527,6 +544,8 @@ static void usage(FILE *f)
 		"                   terminal, csv otherwise)\n"
 		"  --param K=V      report: set one of its parameters "
 		"(repeatable)\n"
+		"  --raw            report: answer from raw events, not the "
+		"summaries\n"
 		"  -v, --verbose    verify: list every segment checked\n"
 		"  -h, --help       this help\n"
 		"  --version        print the version\n"
@@ -545,6 +564,7 @@ int main(int argc, char **argv)
 		{ "host", required_argument, NULL, 'H' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "param", required_argument, NULL, 'P' },
+		{ "raw", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -593,6 +613,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			o.params[o.nparams++] = optarg;
+			break;
+		case 'R':
+			o.raw = 1;
 			break;
 		case 'h':
 			help = 1;

@@ -28,6 +28,9 @@ int gr_report__get(const char *name, struct gr_report *r)
 			continue;
 		r->name = gr_report_srcs[i].name;
 		r->sql = gr_report_srcs[i].sql;
+		const char *raw = strstr(r->sql, "\n-- raw:\n");
+		r->sql_len = raw ? (size_t)(raw - r->sql) + 1 : strlen(r->sql);
+		r->raw_sql = raw ? raw + 9 : NULL;
 		for (const char *l = r->sql; l && !strncmp(l, "--", 2);
 		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 			if (!strncmp(l, "-- description:", 15)) {

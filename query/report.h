@@ -1,7 +1,9 @@
 /* report.h - the canned reports: query/reports/NAME.sql files built into
  * gpurec (query/gen-reports.sh), each a header of `-- name:`,
  * `-- description:` and `-- param: KEY=DEFAULT meaning` lines and one
- * SELECT whose :KEY parameters take --param KEY=VALUE or the default. */
+ * SELECT whose :KEY parameters take --param KEY=VALUE or the default;
+ * optionally a `-- raw:` line and a SELECT giving the same answer from raw
+ * events (`gpurec report NAME --raw`). */
 #ifndef GR_QUERY_REPORT_H
 #define GR_QUERY_REPORT_H
 
@@ -19,7 +21,11 @@ extern const int gr_nreport_srcs;
 
 struct gr_report {
 	const char *name;
-	const char *sql;
+	const char *sql;       /* the header and the SELECT: sql_len bytes */
+	size_t sql_len;
+	/* A second form after a `-- raw:` line, or NULL: the same answer
+	 * from raw events where the first reads summaries (sum_*). */
+	const char *raw_sql;
 	char description[256];
 	int nparams;
 	struct {

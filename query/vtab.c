@@ -1412,6 +1412,8 @@ int gr_vtab__register(sqlite3 *db, struct gr_qctx *q)
 	    !(q->warned = calloc((size_t)q->cat.nsegs, 1)))
 		return SQLITE_NOMEM;
 	for (int t = 0; t < GR_NTABLES && rc == SQLITE_OK; t++) {
+		if (gr_tables[t].flags & GR_TF_SUMMARY)
+			continue; /* query/sumtab.c */
 		char *sql = sqlite3_mprintf(
 			"CREATE VIRTUAL TABLE \"%w\" USING %s(%s)",
 			gr_tables[t].name,

@@ -38,11 +38,12 @@ int gr_table__col(const struct gr_table *t, const char *name)
 
 const char *gr_coltype__name(enum gr_coltype ty)
 {
-	static const char *const names[] = { "TS", "INT", "STR", "HOST" };
+	static const char *const names[] = { "TS", "INT", "STR", "HOST", "BLOB" };
 	return names[ty];
 }
 
 const char *gr_coltype__sql(enum gr_coltype ty)
 {
-	return ty == GR_STR || ty == GR_HOST ? "TEXT" : "INTEGER";
+	return ty == GR_STR || ty == GR_HOST ? "TEXT" :
+	       ty == GR_BLOB ? "BLOB" : "INTEGER";
 }

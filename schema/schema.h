@@ -14,9 +14,10 @@ enum gr_table_flags {
 	GR_TF_EVENT = 1,      /* stored as blocks, has the GR_EVENT_COLS */
 	GR_TF_UNION_CUDA = 2, /* scans also read every other cuda_* table */
 	GR_TF_CATALOG = 4,    /* not stored: built from the segment files */
+	GR_TF_SUMMARY = 8,    /* store/summary.h: rows kept beside blocks */
 };
 
-enum gr_coltype { GR_TS, GR_INT, GR_STR, GR_HOST };
+enum gr_coltype { GR_TS, GR_INT, GR_STR, GR_HOST, GR_BLOB };
 
 #include "schema/tables.def"
 

@@ -42,6 +42,7 @@
 #include "store/codec.h"
 #include "store/sha256.h"
 #include "store/store.h"
+#include "store/summary.h"
 
 #define DICT_CAP_STRINGS (1u << 20)
 #define DICT_CAP_BYTES (64u << 20)
@@ -70,7 +71,11 @@ struct gr_writer {
 	char machine_id[64], boot_id[64];
 
 	sqlite3 *db;
-	sqlite3_stmt *ins_block, *ins_dict;
+	sqlite3_stmt *ins_block, *ins_dict, *ins_sum;
+	/* The open segment's summaries (store/summary.h): entries a flush
+	 * changed are written in its transaction. */
+	struct gr_sum *sum;
+	struct gr_buf sum_buf;
 	int in_txn;
 	char seg_path[4096];
 	char seg_name[96];
@@ -289,6 +294,14 @@ static const char segment_ddl[] =
 	" count INTEGER NOT NULL, crc INTEGER NOT NULL, payload BLOB NOT NULL);"
 	"CREATE INDEX blocks_tbl_ts ON blocks(tbl, ts_min);";
 
+static void finalize_stmts(struct gr_writer *w)
+{
+	sqlite3_finalize(w->ins_block);
+	sqlite3_finalize(w->ins_dict);
+	sqlite3_finalize(w->ins_sum);
+	w->ins_block = w->ins_dict = w->ins_sum = NULL;
+}
+
 static int segment_create(struct gr_writer *w)
 {
 	int64_t real = now_ns(CLOCK_REALTIME);
@@ -322,7 +335,7 @@ static int segment_create(struct gr_writer *w)
 		w->db = NULL;
 		return -EIO;
 	}
-	if ((err = exec_sql(w, segment_ddl)))
+	if ((err = exec_sql(w, segment_ddl)) || (err = exec_sql(w, gr_sum_ddl)))
 		return err;
 
 	int64_t offset = real - now_ns(CLOCK_BOOTTIME);
@@ -371,7 +384,9 @@ static int segment_create(struct gr_writer *w)
 			SQLITE_PREPARE_PERSISTENT, &w->ins_block, NULL) ||
 	    sqlite3_prepare_v3(w->db, "INSERT INTO dict(id, s) VALUES (?,?)",
 			       -1, SQLITE_PREPARE_PERSISTENT, &w->ins_dict,
-			       NULL)) {
+			       NULL) ||
+	    sqlite3_prepare_v3(w->db, gr_sum_insert_sql, -1,
+			       SQLITE_PREPARE_PERSISTENT, &w->ins_sum, NULL)) {
 		wlog(w, "%s: %s", w->seg_path, sqlite3_errmsg(w->db));
 		return -EIO;
 	}
@@ -379,6 +394,7 @@ static int segment_create(struct gr_writer *w)
 	w->seg_ts_min = INT64_MAX;
 	w->seg_ts_max = INT64_MIN;
 	w->seg_events = 0;
+	gr_sum__reset(w->sum);
 	if (w->seg_has)
 		memset(w->seg_has, 0, w->strs_cap);
 	return 0;
@@ -451,6 +467,9 @@ static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes)
 
 /* Seals the segment open in w->db (which may be a crashed one being
  * recovered, in which case events/ts come from its metadata). */
+static int sum_store(void *ctx, const struct gr_sum_ent *e);
+static void sum_reload(struct gr_writer *w);
+
 static int segment_seal(struct gr_writer *w)
 {
 	int err = 0;
@@ -470,8 +489,11 @@ static int segment_seal(struct gr_writer *w)
 	    meta_set(w, "end_ts", NULL, w->seg_ts_max, 1) ||
 	    meta_set(w, "events", NULL, (int64_t)w->seg_events, 1) ||
 	    meta_set(w, "sealed_ns", NULL, now_ns(CLOCK_REALTIME), 1) ||
+	    gr_sum__rollup(w->sum) ||
+	    gr_sum__each(w->sum, 1, sum_store, w) ||
 	    exec_sql(w, "COMMIT")) {
 		exec_sql(w, "ROLLBACK");
+		sum_reload(w); /* without the whole-segment rows */
 		sqlite3_busy_timeout(w->db, 0);
 		return -EIO;
 	}
@@ -490,9 +512,7 @@ static int segment_seal(struct gr_writer *w)
 		     "retrying at the next rotation", w->seg_path);
 		return -EBUSY;
 	}
-	sqlite3_finalize(w->ins_block);
-	sqlite3_finalize(w->ins_dict);
-	w->ins_block = w->ins_dict = NULL;
+	finalize_stmts(w);
 	if (sqlite3_close(w->db) != SQLITE_OK) {
 		wlog(w, "%s: close: %s", w->seg_path, sqlite3_errmsg(w->db));
 		err = -EIO;
@@ -600,6 +620,21 @@ static void retention(struct gr_writer *w)
 
 /* ---- blocks ------------------------------------------------------------ */
 
+static int sum_store(void *ctx, const struct gr_sum_ent *e)
+{
+	struct gr_writer *w = ctx;
+	if (gr_sum__bind(w->ins_sum, e, &w->sum_buf))
+		return -ENOMEM;
+	int rc = sqlite3_step(w->ins_sum);
+	sqlite3_reset(w->ins_sum);
+	if (rc != SQLITE_DONE) {
+		wlog(w, "%s: summary insert: %s", w->seg_path,
+		     sqlite3_errmsg(w->db));
+		return -EIO;
+	}
+	return 0;
+}
+
 static int begin_txn(struct gr_writer *w)
 {
 	if (w->in_txn)
@@ -613,6 +648,41 @@ static int begin_txn(struct gr_writer *w)
 	w->txn_ts_min = w->seg_ts_min;
 	w->txn_ts_max = w->seg_ts_max;
 	return 0;
+}
+
+/* Puts the summaries back to what the segment holds: after a rollback,
+ * the accumulator counts events of blocks that were never written. */
+static void sum_reload(struct gr_writer *w)
+{
+	sqlite3_stmt *st;
+	gr_sum__reset(w->sum);
+	if (sqlite3_prepare_v2(w->db, "SELECT * FROM summary", -1, &st,
+			       NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct gr_sum_ent e = { 0 };
+		int i = 0;
+		e.kind = (uint8_t)sqlite3_column_int(st, i++);
+		e.minute = sqlite3_column_int64(st, i++);
+		e.pid = sqlite3_column_int64(st, i++);
+		for (int k = 0; k < GR_SUM_NKEYS; k++)
+			e.k[k] = sqlite3_column_int64(st, i++);
+		e.knull = (uint8_t)sqlite3_column_int(st, i++);
+		e.n = sqlite3_column_int64(st, i++);
+		e.dur_sum = sqlite3_column_int64(st, i++);
+		e.dur_min = sqlite3_column_int64(st, i++);
+		e.dur_max = sqlite3_column_int64(st, i++);
+		e.bytes = sqlite3_column_int64(st, i++);
+		e.errors = sqlite3_column_int64(st, i++);
+		e.ts_min = sqlite3_column_int64(st, i++);
+		e.ts_max = sqlite3_column_int64(st, i++);
+		const void *h = sqlite3_column_blob(st, i);
+		if (gr_sum__put(w->sum, &e, h, (size_t)sqlite3_column_bytes(st,
+									    i)))
+			wlog(w, "%s: summaries could not be reloaded",
+			     w->seg_path);
+	}
+	sqlite3_finalize(st);
 }
 
 /* Ends the open transaction.  On rollback, what it wrote never was: the
@@ -636,6 +706,7 @@ static int end_txn(struct gr_writer *w, int commit)
 		w->seg_ts_min = w->txn_ts_min;
 		w->seg_ts_max = w->txn_ts_max;
 		w->st.dropped += w->txn_events;
+		sum_reload(w);
 		if (w->txn_events)
 			wlog(w, "%s: a flush failed; %" PRIu64 " events of its "
 			     "blocks are lost", w->seg_path, w->txn_events);
@@ -760,6 +831,14 @@ static int write_block(struct gr_writer *w, int t)
 		     sqlite3_errmsg(w->db));
 		return -EIO;
 	}
+	struct gr_sum_rows rows = { .t = t, .n = tb->n };
+	for (int j = 0; j < tb->nstored; j++) {
+		rows.v[tb->colidx[j]] = tb->cols[j].v;
+		rows.nulls[tb->colidx[j]] = tb->cols[j].nulls;
+	}
+	if ((err = gr_sum__add(w->sum, &rows, INT64_MIN, INT64_MAX, NULL, 0,
+				~0u)))
+		return err;
 	w->st.blocks++;
 	w->st.payload_bytes += w->payload.len;
 	w->seg_events += tb->n;
@@ -840,9 +919,7 @@ static uint64_t effective_segment_size(const struct gr_writer *w)
 static int segment_discard(struct gr_writer *w)
 {
 	char side[4200];
-	sqlite3_finalize(w->ins_block);
-	sqlite3_finalize(w->ins_dict);
-	w->ins_block = w->ins_dict = NULL;
+	finalize_stmts(w);
 	sqlite3_close(w->db);
 	w->db = NULL;
 	snprintf(side, sizeof(side), "%s-wal", w->seg_path);
@@ -877,6 +954,8 @@ int gr_writer__flush(struct gr_writer *w)
 	int err = 0;
 	for (int t = 0; t < GR_NTABLES && !err; t++)
 		err = write_block(w, t);
+	if (!err && w->in_txn)
+		err = gr_sum__each(w->sum, 1, sum_store, w);
 	int e2 = end_txn(w, !err);
 	if (err || e2)
 		return err ? err : e2;
@@ -1072,7 +1151,8 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 		     strerror(-err));
 		goto fail;
 	}
-	if (!(w->enc = gr_encoder__new(w->o.zstd_level)))
+	if (!(w->sum = gr_sum__new()) ||
+	    !(w->enc = gr_encoder__new(w->o.zstd_level)))
 		goto fail;
 	tabs_init_layout(w);
 	for (int t = 0; t < GR_NTABLES; t++)
@@ -1153,6 +1233,8 @@ int gr_writer__close(struct gr_writer *w)
 	free(w->gkey_slot);
 	gr_encoder__free(w->enc);
 	gr_buf__free(&w->payload);
+	gr_sum__free(w->sum);
+	gr_buf__free(&w->sum_buf);
 	if (w->lock_fd >= 0)
 		close(w->lock_fd); /* releases the flock */
 	free(w->dir);

@@ -168,7 +168,7 @@ user_error "option without its value" "option --data needs a value" sql "SELECT 
 # --- tables and schema ----------------------------------------------------
 eq "tables lists product.md's tables" \
 	"$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | sort | tr '\n' ' ')" \
-	"block_io cuda_api cuda_graph cuda_kernel cuda_mem cuda_memcpy cuda_memset cuda_sync drops file_io nccl offcpu process runq segments "
+	"block_io cuda_api cuda_graph cuda_kernel cuda_mem cuda_memcpy cuda_memset cuda_sync drops file_io nccl offcpu process runq segments sum_api sum_kernel sum_memcpy "
 eq "schema cuda_kernel columns in order" \
 	"$("$GPUREC" --format csv schema cuda_kernel | tr -d '\r' | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" \
 	"ts host pid tid comm dur api kernel kernel_mangled grid_x grid_y grid_z block_x block_y block_z shared_mem stream ret "
@@ -273,6 +273,65 @@ eq "truncated and garbage segments skipped, rest answered" "$got" 80000
 grep -q "warning: .*${segs[1]}" "$T/stderr" && grep -q "warning: .*20261118T094640.000000000Z.seg" "$T/stderr" &&
 	ok "warnings name each damaged file" || bad "damage warnings" "$(cat "$T/stderr")"
 eq "one warning line per damaged file" "$(grep -c warning "$T/stderr")" 2
+
+# --- summaries: the same answers as the raw events ----------------------
+# Five minutes of jittered launches from 4 processes with a copy after
+# every 10th, flushed often (minute rows rewritten by later flushes) and
+# sealed into 4 segments that rotate mid-minute.
+U="$T/sum"
+synth --data "$U" --events 150000 --rate 500 --memcpy-every 10 \
+	--start "$S_NS" --flush-every 5000 --rotate-every 40000 --seed 7
+eq "summary recording: launches and copies" \
+	"$(q --data "$U" sql 'SELECT (SELECT count(*) FROM cuda_kernel), (SELECT count(*) FROM cuda_memcpy), (SELECT count(*) FROM segments)')" \
+	"150000,15000,4"
+same() { # same NAME ARGS…: the report from summaries equals --raw's
+	local a b
+	a=$("$GPUREC" --format csv "${@:2}" 2>&1)
+	b=$("$GPUREC" --format csv "${@:2}" --raw 2>&1)
+	if [ "$a" == "$b" ] && [ "$(echo "$a" | wc -l)" -gt 1 ]; then ok "$1"
+	else bad "$1" "summaries [$a] raw [$b]"; fi
+}
+cut1=$(date -u -d "@$((S + 37))" +%Y-%m-%dT%H:%M:%S).25Z
+cut2=$(date -u -d "@$((S + 201))" +%Y-%m-%dT%H:%M:%S).5Z
+in1=$(date -u -d "@$((S + 130))" +%Y-%m-%dT%H:%M:%S).1Z
+in2=$(date -u -d "@$((S + 131))" +%Y-%m-%dT%H:%M:%S).3Z
+for r in top-kernels cuda-api-sum memcpy-sum; do
+	same "(summary) $r equals --raw over the whole recording" --data "$U" report "$r"
+	same "(summary) $r equals --raw over a window cutting two minutes" \
+		--data "$U" --since "$cut1" --until "$cut2" report "$r"
+	same "(summary) $r equals --raw inside one minute" \
+		--data "$U" --since "$in1" --until "$in2" report "$r"
+	same "(summary) $r equals --raw for one process in a window" \
+		--data "$U" --pid 41017 --since "$cut1" --until "$cut2" report "$r"
+done
+eq "(summary) sum_api totals equal cuda_api's" \
+	"$(q --data "$U" sql 'SELECT sum(calls), sum(dur_total), min(dur_min), max(dur_max), sum(errors) FROM sum_api')" \
+	"$(q --data "$U" sql 'SELECT count(*), sum(dur), min(dur), max(dur), sum(ret != 0) FROM cuda_api')"
+eq "(summary) per-minute rows equal raw events by minute" \
+	"$(qa --data "$U" sql 'SELECT minute, pid, sum(copies), sum(bytes), max(dur_max) FROM sum_memcpy GROUP BY 1, 2 ORDER BY 1, 2' | md5sum)" \
+	"$(qa --data "$U" sql 'SELECT ts - ts % 60000000000, pid, count(*), sum(bytes), max(dur) FROM cuda_memcpy GROUP BY 1, 2 ORDER BY 1, 2' | md5sum)"
+eq "(summary) a ts range on sum_kernel equals the raw count" \
+	"$(q --data "$U" sql "SELECT sum(launches), min(ts), max(ts_last) FROM sum_kernel WHERE ts >= $((S_NS + 61500000000)) AND ts < $((S_NS + 190000000000))")" \
+	"$(q --data "$U" sql "SELECT count(*), min(ts), max(ts) FROM cuda_kernel WHERE ts >= $((S_NS + 61500000000)) AND ts < $((S_NS + 190000000000))")"
+got=$(GPUREC_DEBUG_STATS=1 "$GPUREC" --data "$U" --format csv report top-kernels 2>&1 >/dev/null)
+eq "(summary) the whole recording decodes no block" "${got##*blocks_read=}" 0
+got=$(qa --data "$U" sql 'SELECT api, hist_quantile(dur, 50), median(dur), hist_quantile(dur, 99), percentile(dur, 99) FROM cuda_api GROUP BY api' |
+	awk -F, '{ for (i = 2; i <= 4; i += 2) { e = ($i - $(i+1)) / $(i+1); if (e < 0) e = -e; if (e > 0.01) bad++ } n++ } END { print n, bad + 0 }')
+eq "(summary) hist_quantile within 1 % of the exact median and p99" "$got" "4 0"
+eq "(summary) hist_quantile of one repeated value is that value" \
+	"$(q --data "$A" sql 'SELECT hist_quantile(dur, 50), hist_quantile(hist, 99) FROM (SELECT dur, NULL AS hist FROM cuda_kernel UNION ALL SELECT NULL, hist FROM sum_api)')" "1000,1000"
+# A segment without summaries (made by another tool): raw events stand in.
+N="$T/nosum"
+cp -a "$U" "$N"
+first=$(ls "$N"/*.seg | head -1)
+chmod 640 "$first"
+python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("DROP TABLE summary"); db.commit()' "$first"
+same "(summary) a segment with no summary table answers from its events" \
+	--data "$N" --since "$cut1" report cuda-api-sum
+eq "(summary) ... and sums stay exact" \
+	"$(q --data "$N" sql 'SELECT sum(launches) FROM sum_kernel')" 150000
+user_error "hist_quantile rejects p out of range" "SQL error: hist_quantile: p must be 0..100" \
+	--data "$U" sql 'SELECT hist_quantile(dur, 101) FROM cuda_kernel'
 
 # --- thousands of segments, no ATTACH limit -----------------------------
 M="$T/many"

@@ -1,0 +1,676 @@
+/* sumtab.c - the summary tables (sum_api, sum_kernel, sum_memcpy) as SQLite
+ * virtual tables: the rows store/summary.h keeps in each segment, exact
+ * for any window.
+ *
+ * Per segment, for a window [lo, hi] (--since/--until and ts constraints):
+ *   - a segment whose events all fall inside gives its whole-segment rows,
+ *     unless the statement reads `minute`;
+ *   - otherwise the minutes wholly inside the window give their minute
+ *     rows, and the parts of the window that cut a minute are summarized
+ *     from the raw blocks, with the same accumulator the writer used;
+ *   - a segment with no summary table (none today; a copy made by another
+ *     tool) is summarized from its raw blocks.
+ * So sums, counts, minima and maxima equal those of the raw events over the
+ * same window; only the rows are coarser.  A segment's summaries and blocks
+ * are read inside one read transaction, so an open segment being written
+ * meanwhile gives one consistent state.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/sumtab.h"
+#include "store/codec.h"
+#include "store/summary.h"
+
+struct svtab {
+	sqlite3_vtab base;
+	struct gr_qctx *q;
+	int t, kind;
+	/* Output column roles, by schema column index. */
+	int col_minute, col_pid;
+};
+
+struct scur {
+	sqlite3_vtab_cursor base;
+	struct svtab *vt;
+	int64_t lo, hi;
+	int has_pid;
+	int64_t pid;
+	int want_minute;
+	int si;                     /* catalog segment */
+	struct gr_segment *seg;
+	struct gr_sum *acc;
+	uint32_t row;
+	const struct gr_sum_ent *e; /* the current row */
+	struct gr_buf blob;
+	/* Raw decoding scratch. */
+	struct gr_block blk;
+	struct gr_decoder *dec;
+	int64_t *cv[GR_MAX_COLS];
+	uint8_t *cn[GR_MAX_COLS];
+	uint32_t cap;
+	int eof;
+};
+
+static void swarn(struct gr_qctx *q, int si, const char *fmt, ...)
+{
+	va_list ap;
+	if (si >= 0 && q->warned) {
+		if (q->warned[si])
+			return;
+		q->warned[si] = 1;
+	}
+	q->warnings++;
+	fprintf(q->warn, "gpurec: warning: ");
+	va_start(ap, fmt);
+	vfprintf(q->warn, fmt, ap);
+	va_end(ap);
+	fprintf(q->warn, "; answering from the other segments\n");
+}
+
+static int kind_of(int t)
+{
+	return t == GR_T_sum_api ? GR_SUM_API :
+	       t == GR_T_sum_kernel ? GR_SUM_KERNEL : GR_SUM_MEMCPY;
+}
+
+static int st_connect(sqlite3 *db, void *aux, int argc,
+		      const char *const *argv, sqlite3_vtab **out, char **err)
+{
+	int t = argc > 3 ? gr_table__find(argv[3]) : -1;
+	if (t < 0 || !(gr_tables[t].flags & GR_TF_SUMMARY)) {
+		*err = sqlite3_mprintf("no summary table %s",
+				       argc > 3 ? argv[3] : "?");
+		return SQLITE_ERROR;
+	}
+	const struct gr_table *tab = &gr_tables[t];
+	sqlite3_str *ddl = sqlite3_str_new(db);
+	sqlite3_str_appendf(ddl, "CREATE TABLE x(");
+	for (int c = 0; c < tab->ncols; c++)
+		sqlite3_str_appendf(ddl, "%s\"%w\" %s", c ? ", " : "",
+				    tab->cols[c].name,
+				    gr_coltype__sql(tab->cols[c].type));
+	sqlite3_str_appendf(ddl, ")");
+	char *sql = sqlite3_str_finish(ddl);
+	int rc = sql ? sqlite3_declare_vtab(db, sql) : SQLITE_NOMEM;
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK)
+		return rc;
+	struct svtab *vt = sqlite3_malloc(sizeof(*vt));
+	if (!vt)
+		return SQLITE_NOMEM;
+	memset(vt, 0, sizeof(*vt));
+	vt->q = aux;
+	vt->t = t;
+	vt->kind = kind_of(t);
+	vt->col_minute = gr_table__col(tab, "minute");
+	vt->col_pid = gr_table__col(tab, "pid");
+	*out = &vt->base;
+	return SQLITE_OK;
+}
+
+static int st_disconnect(sqlite3_vtab *v)
+{
+	sqlite3_free(v);
+	return SQLITE_OK;
+}
+
+/* idxStr: "m" if minute is read, then ";op" per argument: ts bounds
+ * (">", "g" >=, "<", "l" <=, "=") and "p" (pid =). */
+static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
+{
+	struct svtab *vt = (struct svtab *)v;
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	int argi = 0;
+	sqlite3_str_appendf(s, "%s", ii->colUsed >> vt->col_minute & 1 ?
+				     "m" : "-");
+	for (int i = 0; i < ii->nConstraint; i++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+		char op = 0;
+		if (!c->usable)
+			continue;
+		if (c->iColumn == 0) {
+			switch (c->op) {
+			case SQLITE_INDEX_CONSTRAINT_GT: op = '>'; break;
+			case SQLITE_INDEX_CONSTRAINT_GE: op = 'g'; break;
+			case SQLITE_INDEX_CONSTRAINT_LT: op = '<'; break;
+			case SQLITE_INDEX_CONSTRAINT_LE: op = 'l'; break;
+			case SQLITE_INDEX_CONSTRAINT_EQ: op = '='; break;
+			}
+		} else if (c->iColumn == vt->col_pid &&
+			   c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+			op = 'p';
+		}
+		if (!op)
+			continue;
+		ii->aConstraintUsage[i].argvIndex = ++argi;
+		ii->aConstraintUsage[i].omit = 0; /* SQLite checks again */
+		sqlite3_str_appendf(s, "%c", op);
+	}
+	char *str = sqlite3_str_finish(s);
+	if (!str)
+		return SQLITE_NOMEM;
+	ii->idxStr = str;
+	ii->needToFreeIdxStr = 1;
+	ii->estimatedRows = 100000 / (argi + 1);
+	ii->estimatedCost = (double)ii->estimatedRows;
+	return SQLITE_OK;
+}
+
+static int st_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+	struct scur *c = calloc(1, sizeof(*c));
+	if (!c)
+		return SQLITE_NOMEM;
+	c->vt = (struct svtab *)v;
+	if (!(c->acc = gr_sum__new()) || !(c->dec = gr_decoder__new())) {
+		gr_sum__free(c->acc);
+		free(c);
+		return SQLITE_NOMEM;
+	}
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static void close_segment(struct scur *c)
+{
+	if (!c->seg)
+		return;
+	sqlite3_exec(c->seg->db, "COMMIT", NULL, NULL, NULL);
+	gr_segment__close(c->seg);
+	c->seg = NULL;
+}
+
+static int st_close(sqlite3_vtab_cursor *cur)
+{
+	struct scur *c = (struct scur *)cur;
+	close_segment(c);
+	gr_sum__free(c->acc);
+	gr_decoder__free(c->dec);
+	gr_block__free(&c->blk);
+	gr_buf__free(&c->blob);
+	for (int i = 0; i < GR_MAX_COLS; i++) {
+		free(c->cv[i]);
+		free(c->cn[i]);
+	}
+	free(c);
+	return SQLITE_OK;
+}
+
+static int ensure_cap(struct scur *c, uint32_t n)
+{
+	if (n <= c->cap)
+		return 0;
+	for (int i = 0; i < GR_MAX_COLS; i++) {
+		int64_t *v = realloc(c->cv[i], (size_t)n * sizeof(*v));
+		if (v)
+			c->cv[i] = v;
+		uint8_t *b = realloc(c->cn[i], (size_t)(n + 7) / 8);
+		if (b)
+			c->cn[i] = b;
+		if (!v || !b)
+			return -ENOMEM;
+	}
+	c->cap = n;
+	return 0;
+}
+
+/* Summarizes table t's raw events of the open segment with ts in [a, b]
+ * into the accumulator.  Returns 0 or -ENOMEM; unreadable blocks warn. */
+static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
+{
+	struct gr_qctx *q = c->vt->q;
+	struct gr_segment *s = c->seg;
+	const struct gr_table *tab = &gr_tables[t];
+	static const char *const need[] = {
+		"ts", "pid", "dur", "api", "ret", "kernel", "grid_x", "grid_y",
+		"grid_z", "block_x", "block_y", "block_z", "kind", "async",
+		"bytes",
+	};
+	char *err = NULL;
+	if (gr_segment__load_colmap(s, t, &err) ||
+	    gr_segment__blocks(s, tab->name, a, b, &err)) {
+		swarn(q, c->si, "%s: %s", s->path, err ? err : "cannot read");
+		free(err);
+		return 0;
+	}
+	for (;;) {
+		struct gr_blockref br;
+		int rc = gr_segment__next_block(s, &br, &err);
+		if (rc == 0)
+			return 0;
+		if (rc < 0) {
+			swarn(q, rc == -EBADMSG ? -1 : c->si, "%s: %s%s",
+			      s->path, err, rc == -EBADMSG ? ", skipped" : "");
+			free(err);
+			err = NULL;
+			if (rc == -EBADMSG)
+				continue;
+			return 0;
+		}
+		if (gr_block__parse(&c->blk, br.payload, br.len) ||
+		    c->blk.nrows != (uint64_t)br.count) {
+			swarn(q, c->si, "%s: block %lld is malformed, skipped",
+			      s->path, (long long)br.id);
+			continue;
+		}
+		if (ensure_cap(c, c->blk.nrows))
+			return -ENOMEM;
+		struct gr_sum_rows rows = { .t = t, .n = c->blk.nrows };
+		int bad = 0;
+		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
+			int col = gr_table__col(tab, need[k]), has_nulls = 0;
+			int sc = col >= 0 ? s->colmap[t][col] : -1;
+			if (sc < 0 || sc >= c->blk.ncols)
+				continue;
+			if (gr_decoder__column(c->dec, &c->blk, sc, c->cv[col],
+					       c->cn[col], &has_nulls)) {
+				bad = 1;
+				break;
+			}
+			rows.v[col] = c->cv[col];
+			rows.nulls[col] = has_nulls ? c->cn[col] : NULL;
+		}
+		if (bad) {
+			swarn(q, c->si, "%s: block %lld does not decode, "
+			      "skipped", s->path, (long long)br.id);
+			continue;
+		}
+		q->blocks_read++;
+		if (gr_sum__add(c->acc, &rows, a, b,
+				c->has_pid ? &c->pid : NULL, 0,
+				1u << c->vt->kind))
+			return -ENOMEM;
+	}
+}
+
+/* The tables whose raw events feed kind. */
+static int add_raw_kind(struct scur *c, int64_t a, int64_t b)
+{
+	if (a > b)
+		return 0;
+	if (c->vt->kind == GR_SUM_KERNEL)
+		return add_raw(c, GR_T_cuda_kernel, a, b);
+	if (c->vt->kind == GR_SUM_MEMCPY)
+		return add_raw(c, GR_T_cuda_memcpy, a, b);
+	for (int t = 0; t < GR_NTABLES; t++) {
+		int second, rc;
+		if (gr_sum_kinds(t, &second) && (rc = add_raw(c, t, a, b)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Adds the stored rows of the open segment's summary table with minute in
+ * [m0, m1].  Returns the number of rows, or -ENOMEM. */
+static int add_stored(struct scur *c, int64_t m0, int64_t m1)
+{
+	sqlite3_stmt *st;
+	const char *sql = c->has_pid ?
+		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
+		"AND ?3 AND pid = ?4" :
+		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
+		"AND ?3";
+	if (sqlite3_prepare_v2(c->seg->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		swarn(c->vt->q, c->si, "%s: summaries: %s", c->seg->path,
+		      sqlite3_errmsg(c->seg->db));
+		return 0;
+	}
+	sqlite3_bind_int(st, 1, c->vt->kind);
+	sqlite3_bind_int64(st, 2, m0);
+	sqlite3_bind_int64(st, 3, m1);
+	if (c->has_pid)
+		sqlite3_bind_int64(st, 4, c->pid);
+	int rc = 0, rows = 0;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		rows++;
+		struct gr_sum_ent e = { 0 };
+		int i = 0;
+		e.kind = (uint8_t)sqlite3_column_int(st, i++);
+		e.minute = sqlite3_column_int64(st, i++);
+		e.pid = sqlite3_column_int64(st, i++);
+		for (int k = 0; k < GR_SUM_NKEYS; k++)
+			e.k[k] = sqlite3_column_int64(st, i++);
+		e.knull = (uint8_t)sqlite3_column_int(st, i++);
+		e.n = sqlite3_column_int64(st, i++);
+		e.dur_sum = sqlite3_column_int64(st, i++);
+		e.dur_min = sqlite3_column_int64(st, i++);
+		e.dur_max = sqlite3_column_int64(st, i++);
+		e.bytes = sqlite3_column_int64(st, i++);
+		e.errors = sqlite3_column_int64(st, i++);
+		e.ts_min = sqlite3_column_int64(st, i++);
+		e.ts_max = sqlite3_column_int64(st, i++);
+		const void *h = sqlite3_column_blob(st, i);
+		rc = gr_sum__put(c->acc, &e, h,
+				 (size_t)sqlite3_column_bytes(st, i));
+		if (rc == -EINVAL) {
+			swarn(c->vt->q, c->si, "%s: a summary histogram is "
+			      "malformed", c->seg->path);
+			rc = 0;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc ? rc : rows;
+}
+
+static int has_summary(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int yes = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE "
+			       "name = 'summary'", -1, &st, NULL) == SQLITE_OK) {
+		yes = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	return yes;
+}
+
+/* The open segment's event span, from its blocks. */
+static void span_of(sqlite3 *db, int64_t *s0, int64_t *s1)
+{
+	sqlite3_stmt *st;
+	*s0 = INT64_MIN;
+	*s1 = INT64_MAX;
+	if (sqlite3_prepare_v2(db, "SELECT min(ts_min), max(ts_max) FROM "
+			       "blocks", -1, &st, NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
+		*s0 = sqlite3_column_int64(st, 0);
+		*s1 = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+}
+
+static int64_t floor_minute(int64_t ts)
+{
+	return ts - ((ts % GR_SUM_MINUTE_NS) + GR_SUM_MINUTE_NS) %
+		    GR_SUM_MINUTE_NS;
+}
+
+/* Fills the accumulator from one segment (see the header). */
+static int load_segment(struct scur *c)
+{
+	const int64_t M = GR_SUM_MINUTE_NS;
+	int64_t lo = c->lo, hi = c->hi, s0, s1;
+	int rc;
+	span_of(c->seg->db, &s0, &s1);
+	if (s0 > hi || s1 < lo)
+		return 0;
+	if (!has_summary(c->seg->db))
+		return add_raw_kind(c, lo, hi);
+	/* A sealed segment has whole-segment rows (one written by an older
+	 * gpurec, or sealed after a crash, may not: minute rows then). */
+	if (!c->want_minute && s0 >= lo && s1 <= hi && c->seg->sealed &&
+	    (rc = add_stored(c, GR_SUM_SEGMENT, GR_SUM_SEGMENT)))
+		return rc < 0 ? rc : 0;
+	/* Minute rows start at 0 (GR_SUM_SEGMENT is -1): times before 1970
+	 * come from raw events. */
+	if (lo < 0) {
+		if ((rc = add_raw_kind(c, lo, hi < -1 ? hi : -1)) || hi < 0)
+			return rc;
+		lo = 0;
+	}
+	if (lo > INT64_MAX - M || (hi != INT64_MAX && hi - M + 1 < 0))
+		return add_raw_kind(c, lo, hi);
+	/* Whole minutes inside [lo, hi]: starts m0..m1. */
+	int64_t m0 = (lo + M - 1) / M * M;
+	int64_t m1 = hi == INT64_MAX ? INT64_MAX : floor_minute(hi - M + 1);
+	if (m0 > m1)
+		return add_raw_kind(c, lo, hi); /* no whole minute */
+	if ((rc = add_stored(c, m0, m1)) < 0)
+		return rc;
+	if (lo < m0 && (rc = add_raw_kind(c, lo, m0 - 1)))
+		return rc;
+	if (m1 != INT64_MAX && m1 + M <= hi)
+		rc = add_raw_kind(c, m1 + M, hi);
+	return rc;
+}
+
+/* Steps to the next segment with rows.  Returns 1, 0 at the end, or
+ * -ENOMEM. */
+static int next_segment(struct scur *c)
+{
+	struct gr_qctx *q = c->vt->q;
+	char *err = NULL;
+	close_segment(c);
+	while (++c->si < q->cat.nsegs) {
+		const struct gr_catalog_seg *cs = &q->cat.segs[c->si];
+		if (cs->sealed) {
+			if (cs->m->events == 0 || cs->end_ts < c->lo ||
+			    cs->start_ts > c->hi)
+				continue;
+			if (q->host && strcmp(cs->m->host, q->host) != 0)
+				continue;
+		}
+		struct gr_segment *s;
+		if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
+			swarn(q, c->si, "skipping %s: %s", cs->path,
+			      err ? err : "cannot open");
+			free(err);
+			continue;
+		}
+		q->segments_opened++;
+		if (q->host && strcmp(s->host, q->host) != 0) {
+			gr_segment__close(s);
+			continue;
+		}
+		c->seg = s;
+		if (gr_segment__load_dict(s, &err)) {
+			swarn(q, c->si, "skipping %s: dictionary: %s", cs->path,
+			      err);
+			free(err);
+			close_segment(c);
+			continue;
+		}
+		sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+		gr_sum__reset(c->acc);
+		int rc = load_segment(c);
+		if (rc)
+			return rc;
+		if (gr_sum__count(c->acc))
+			return 1;
+	}
+	return 0;
+}
+
+/* Moves to the next entry of the table's kind, across segments. */
+static int advance(struct scur *c)
+{
+	for (;;) {
+		if (c->seg) {
+			while (c->row < gr_sum__count(c->acc)) {
+				const struct gr_sum_ent *e =
+					gr_sum__at(c->acc, c->row++);
+				if (e->kind == c->vt->kind) {
+					c->e = e;
+					return SQLITE_OK;
+				}
+			}
+		}
+		int rc = next_segment(c);
+		if (rc < 0)
+			return SQLITE_NOMEM;
+		if (rc == 0) {
+			c->eof = 1;
+			return SQLITE_OK;
+		}
+		c->row = 0;
+	}
+}
+
+static int st_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+		     int argc, sqlite3_value **argv)
+{
+	struct scur *c = (struct scur *)cur;
+	struct gr_qctx *q = c->vt->q;
+	(void)idxNum;
+	close_segment(c);
+	c->si = -1;
+	c->eof = 0;
+	c->row = 0;
+	c->lo = q->since;
+	c->hi = q->until;
+	c->has_pid = q->has_pid;
+	c->pid = q->pid;
+	c->want_minute = idxStr[0] == 'm';
+	for (int i = 0; i < argc && idxStr[1 + i]; i++) {
+		sqlite3_value *v = argv[i];
+		char op = idxStr[1 + i];
+		if (sqlite3_value_type(v) != SQLITE_INTEGER) {
+			/* A REAL or TEXT bound: let SQLite decide, but an
+			 * exact NULL matches nothing. */
+			if (sqlite3_value_type(v) == SQLITE_NULL) {
+				c->eof = 1;
+				return SQLITE_OK;
+			}
+			continue;
+		}
+		int64_t x = sqlite3_value_int64(v);
+		switch (op) {
+		case '>': if (x == INT64_MAX) c->eof = 1; else if (x + 1 > c->lo) c->lo = x + 1; break;
+		case 'g': if (x > c->lo) c->lo = x; break;
+		case '<': if (x == INT64_MIN) c->eof = 1; else if (x - 1 < c->hi) c->hi = x - 1; break;
+		case 'l': if (x < c->hi) c->hi = x; break;
+		case '=':
+			if (x > c->lo)
+				c->lo = x;
+			if (x < c->hi)
+				c->hi = x;
+			break;
+		case 'p':
+			if (c->has_pid && c->pid != x)
+				c->eof = 1;
+			c->has_pid = 1;
+			c->pid = x;
+			break;
+		}
+	}
+	if (c->eof || c->lo > c->hi) {
+		c->eof = 1;
+		return SQLITE_OK;
+	}
+	return advance(c);
+}
+
+static int st_next(sqlite3_vtab_cursor *cur)
+{
+	return advance((struct scur *)cur);
+}
+
+static int st_eof(sqlite3_vtab_cursor *cur)
+{
+	return ((struct scur *)cur)->eof;
+}
+
+static void result_str(struct scur *c, sqlite3_context *ctx, int64_t id,
+		       int null)
+{
+	const struct gr_segment *s = c->seg;
+	if (null || id <= 0 || (uint64_t)id > s->ndict || !s->dict[id])
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_text(ctx, s->dict[id], (int)s->dict_len[id],
+				    SQLITE_TRANSIENT);
+}
+
+static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+	struct scur *c = (struct scur *)cur;
+	const struct gr_sum_ent *e = c->e;
+	const char *name = gr_tables[c->vt->t].cols[i].name;
+	int kind = c->vt->kind;
+
+	if (!strcmp(name, "ts"))
+		sqlite3_result_int64(ctx, e->ts_min);
+	else if (!strcmp(name, "ts_last"))
+		sqlite3_result_int64(ctx, e->ts_max);
+	else if (!strcmp(name, "host"))
+		sqlite3_result_text(ctx, c->seg->host, -1, SQLITE_TRANSIENT);
+	else if (!strcmp(name, "minute")) {
+		if (e->minute == GR_SUM_SEGMENT)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, e->minute);
+	} else if (!strcmp(name, "pid"))
+		sqlite3_result_int64(ctx, e->pid);
+	else if (!strcmp(name, "api") || !strcmp(name, "kernel") ||
+		 !strcmp(name, "kind"))
+		result_str(c, ctx, e->k[0], e->knull & 1);
+	else if (!strcmp(name, "async"))
+		e->knull & 2 ? sqlite3_result_null(ctx) :
+			       sqlite3_result_int64(ctx, e->k[1]);
+	else if (kind == GR_SUM_KERNEL && !strncmp(name, "grid_", 5))
+		e->knull >> (1 + name[5] - 'x') & 1 ?
+			sqlite3_result_null(ctx) :
+			sqlite3_result_int64(ctx, e->k[1 + name[5] - 'x']);
+	else if (kind == GR_SUM_KERNEL && !strncmp(name, "block_", 6))
+		e->knull >> (4 + name[6] - 'x') & 1 ?
+			sqlite3_result_null(ctx) :
+			sqlite3_result_int64(ctx, e->k[4 + name[6] - 'x']);
+	else if (!strcmp(name, "calls") || !strcmp(name, "launches") ||
+		 !strcmp(name, "copies"))
+		sqlite3_result_int64(ctx, e->n);
+	else if (!strcmp(name, "dur_total"))
+		sqlite3_result_int64(ctx, e->dur_sum);
+	else if (!strcmp(name, "dur_min"))
+		sqlite3_result_int64(ctx, e->dur_min);
+	else if (!strcmp(name, "dur_max"))
+		sqlite3_result_int64(ctx, e->dur_max);
+	else if (!strcmp(name, "bytes"))
+		sqlite3_result_int64(ctx, e->bytes);
+	else if (!strcmp(name, "errors"))
+		sqlite3_result_int64(ctx, e->errors);
+	else if (!strcmp(name, "hist")) {
+		c->blob.len = 0;
+		if (gr_hist__encode(&e->h, &c->blob))
+			return SQLITE_NOMEM;
+		sqlite3_result_blob(ctx, c->blob.p, (int)c->blob.len,
+				    SQLITE_TRANSIENT);
+	} else
+		sqlite3_result_null(ctx);
+	return SQLITE_OK;
+}
+
+static int st_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	struct scur *c = (struct scur *)cur;
+	*rowid = ((sqlite3_int64)c->si << 32) | c->row;
+	return SQLITE_OK;
+}
+
+static sqlite3_module summary_module = {
+	.iVersion = 0,
+	.xCreate = st_connect,
+	.xConnect = st_connect,
+	.xBestIndex = st_best_index,
+	.xDisconnect = st_disconnect,
+	.xDestroy = st_disconnect,
+	.xOpen = st_open,
+	.xClose = st_close,
+	.xFilter = st_filter,
+	.xNext = st_next,
+	.xEof = st_eof,
+	.xColumn = st_column,
+	.xRowid = st_rowid,
+};
+
+int gr_sumtab__register(sqlite3 *db, struct gr_qctx *q)
+{
+	int rc = sqlite3_create_module(db, "gpurec_summary", &summary_module,
+				       q);
+	for (int t = 0; t < GR_NTABLES && rc == SQLITE_OK; t++) {
+		if (!(gr_tables[t].flags & GR_TF_SUMMARY))
+			continue;
+		char *sql = sqlite3_mprintf(
+			"CREATE VIRTUAL TABLE \"%w\" USING gpurec_summary(%s)",
+			gr_tables[t].name, gr_tables[t].name);
+		if (!sql)
+			return SQLITE_NOMEM;
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+		sqlite3_free(sql);
+	}
+	return rc;
+}

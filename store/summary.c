@@ -1,0 +1,537 @@
+/* summary.c - the summary accumulator and histograms (see summary.h).
+ *
+ * The accumulator is an open-addressing hash of entries keyed by (kind,
+ * minute, pid, keys, null bits).  The writer feeds it whole blocks, a few
+ * tens of ns per row: the hash of a row's key is computed once per kind,
+ * and consecutive rows of a thread usually share a minute and differ only
+ * in their keys.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/schema.h"
+#include "store/summary.h"
+
+/* ---- histograms ---------------------------------------------------------- */
+
+uint32_t gr_hist_bucket(int64_t v)
+{
+	if (v < 256)
+		return v < 0 ? 0 : (uint32_t)v;
+	int e = 63 - __builtin_clzll((uint64_t)v);
+	uint32_t sub = (uint32_t)((uint64_t)v >> (e - 7)) & 127;
+	return 256 + (uint32_t)(e - 8) * 128 + sub;
+}
+
+int64_t gr_hist_value(uint32_t b)
+{
+	if (b < 256)
+		return b;
+	int e = 8 + (int)((b - 256) / 128);
+	uint64_t lo = (uint64_t)(128 + (b - 256) % 128) << (e - 7);
+	return (int64_t)(lo + (1ull << (e - 8)));
+}
+
+static int hist_add(struct gr_hist *h, uint32_t b, uint64_t count)
+{
+	uint32_t lo = 0, hi = h->n;
+	/* Rows of one key repeat buckets: try the last hit's neighbours
+	 * via the binary search, which is short for the few buckets a key
+	 * has. */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (h->idx[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < h->n && h->idx[lo] == b) {
+		h->cnt[lo] += count;
+		return 0;
+	}
+	if (h->n == h->cap) {
+		uint32_t cap = h->cap ? h->cap * 2 : 8;
+		uint32_t *ni = realloc(h->idx, cap * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		h->idx = ni;
+		uint64_t *nc = realloc(h->cnt, cap * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		h->cnt = nc;
+		h->cap = cap;
+	}
+	memmove(h->idx + lo + 1, h->idx + lo, (h->n - lo) * sizeof(*h->idx));
+	memmove(h->cnt + lo + 1, h->cnt + lo, (h->n - lo) * sizeof(*h->cnt));
+	h->idx[lo] = b;
+	h->cnt[lo] = count;
+	h->n++;
+	return 0;
+}
+
+static void extremes(struct gr_hist *h, int64_t lo, int64_t hi)
+{
+	if (!h->n || lo < h->min)
+		h->min = lo;
+	if (!h->n || hi > h->max)
+		h->max = hi;
+}
+
+int gr_hist__add_value(struct gr_hist *h, int64_t v)
+{
+	extremes(h, v, v);
+	return hist_add(h, gr_hist_bucket(v), 1);
+}
+
+void gr_hist__free(struct gr_hist *h)
+{
+	free(h->idx);
+	free(h->cnt);
+	memset(h, 0, sizeof(*h));
+}
+
+int gr_hist__encode(const struct gr_hist *h, struct gr_buf *out)
+{
+	if (gr_buf__reserve(out, 30 + (size_t)h->n * 15))
+		return -ENOMEM;
+	uint8_t *p = out->p + out->len;
+	p += gr_varint_put(p, h->n);
+	if (h->n) {
+		p += gr_varint_put(p, gr_zigzag(h->min));
+		p += gr_varint_put(p, gr_zigzag(h->max));
+	}
+	for (uint32_t i = 0, prev = 0; i < h->n; prev = h->idx[i++]) {
+		p += gr_varint_put(p, h->idx[i] - prev);
+		p += gr_varint_put(p, h->cnt[i]);
+	}
+	out->len = (size_t)(p - out->p);
+	return 0;
+}
+
+int gr_hist__merge(struct gr_hist *h, const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	uint64_t n, d, c, lo, hi;
+	if (gr_varint_get(&p, end, &n))
+		return -EINVAL;
+	if (n) {
+		if (gr_varint_get(&p, end, &lo) || gr_varint_get(&p, end, &hi))
+			return -EINVAL;
+		extremes(h, gr_unzigzag(lo), gr_unzigzag(hi));
+	}
+	for (uint64_t i = 0, b = 0; i < n; i++) {
+		if (gr_varint_get(&p, end, &d) || gr_varint_get(&p, end, &c))
+			return -EINVAL;
+		b += d;
+		if (b > UINT32_MAX)
+			return -EINVAL;
+		if (hist_add(h, (uint32_t)b, c))
+			return -ENOMEM;
+	}
+	return p == end ? 0 : -EINVAL;
+}
+
+int64_t gr_hist__quantile(const struct gr_hist *h, double p)
+{
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < h->n; i++)
+		total += h->cnt[i];
+	if (!total)
+		return -1;
+	if (p < 0)
+		p = 0;
+	if (p > 100)
+		p = 100;
+	/* Nearest rank: the smallest value with at least p % of the data
+	 * at or below it (rank 1 for p = 0). */
+	double r = p / 100.0 * (double)total;
+	uint64_t rank = (uint64_t)r;
+	if ((double)rank < r)
+		rank++;
+	if (rank < 1)
+		rank = 1;
+	uint64_t seen = 0;
+	uint32_t i = 0;
+	for (; i < h->n - 1; i++)
+		if ((seen += h->cnt[i]) >= rank)
+			break;
+	int64_t v = gr_hist_value(h->idx[i]);
+	return v < h->min ? h->min : v > h->max ? h->max : v;
+}
+
+/* ---- the accumulator ----------------------------------------------------- */
+
+struct gr_sum {
+	struct gr_sum_ent *e;
+	uint32_t n, cap;      /* entries; cap a power of two */
+	uint32_t *slot;       /* hash slots: entry index + 1, 0 empty */
+};
+
+struct gr_sum *gr_sum__new(void)
+{
+	return calloc(1, sizeof(struct gr_sum));
+}
+
+void gr_sum__reset(struct gr_sum *s)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		gr_hist__free(&s->e[i].h);
+	s->n = 0;
+	if (s->slot)
+		memset(s->slot, 0, (size_t)s->cap * 2 * sizeof(*s->slot));
+}
+
+void gr_sum__free(struct gr_sum *s)
+{
+	if (!s)
+		return;
+	gr_sum__reset(s);
+	free(s->e);
+	free(s->slot);
+	free(s);
+}
+
+static uint64_t key_hash(int kind, int64_t minute, int64_t pid,
+			 const int64_t *k, uint8_t knull)
+{
+	uint64_t h = (uint64_t)kind * 0x9e3779b97f4a7c15ull ^ knull;
+	h = (h ^ (uint64_t)minute) * 0xff51afd7ed558ccdull;
+	h = (h ^ (uint64_t)pid) * 0xc4ceb9fe1a85ec53ull;
+	for (int i = 0; i < GR_SUM_NKEYS; i++)
+		h = (h ^ (uint64_t)k[i]) * 0x100000001b3ull;
+	return h ^ (h >> 31);
+}
+
+static int key_eq(const struct gr_sum_ent *e, int kind, int64_t minute,
+		  int64_t pid, const int64_t *k, uint8_t knull)
+{
+	return e->kind == kind && e->minute == minute && e->pid == pid &&
+	       e->knull == knull && !memcmp(e->k, k, sizeof(e->k));
+}
+
+static int grow(struct gr_sum *s)
+{
+	uint32_t cap = s->cap ? s->cap * 2 : 256;
+	struct gr_sum_ent *e = realloc(s->e, (size_t)cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	s->e = e;
+	uint32_t *slot = calloc((size_t)cap * 2, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	free(s->slot);
+	s->slot = slot;
+	s->cap = cap;
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct gr_sum_ent *x = &s->e[i];
+		uint32_t j = (uint32_t)key_hash(x->kind, x->minute, x->pid,
+						x->k, x->knull) &
+			     (cap * 2 - 1);
+		while (s->slot[j])
+			j = (j + 1) & (cap * 2 - 1);
+		s->slot[j] = i + 1;
+	}
+	return 0;
+}
+
+/* Returns the entry of a key, created empty if new, or NULL (ENOMEM). */
+static struct gr_sum_ent *get(struct gr_sum *s, int kind, int64_t minute,
+			      int64_t pid, const int64_t *k, uint8_t knull)
+{
+	if (s->n == s->cap && grow(s))
+		return NULL;
+	uint32_t mask = s->cap * 2 - 1;
+	uint32_t j = (uint32_t)key_hash(kind, minute, pid, k, knull) & mask;
+	for (; s->slot[j]; j = (j + 1) & mask) {
+		struct gr_sum_ent *e = &s->e[s->slot[j] - 1];
+		if (key_eq(e, kind, minute, pid, k, knull))
+			return e;
+	}
+	struct gr_sum_ent *e = &s->e[s->n];
+	memset(e, 0, sizeof(*e));
+	e->kind = (uint8_t)kind;
+	e->minute = minute;
+	e->pid = pid;
+	e->knull = knull;
+	memcpy(e->k, k, sizeof(e->k));
+	e->dur_min = INT64_MAX;
+	e->dur_max = INT64_MIN;
+	e->ts_min = INT64_MAX;
+	e->ts_max = INT64_MIN;
+	s->slot[j] = ++s->n;
+	return e;
+}
+
+/* Column positions of one table, found by name once. */
+struct cols {
+	int ok;
+	int ts, pid, dur, api, ret, kernel, dims[6], kind, async, bytes;
+};
+
+static const struct cols *cols_of(int t)
+{
+	static struct cols c[GR_NTABLES];
+	static const char *const dims[6] = { "grid_x", "grid_y", "grid_z",
+					     "block_x", "block_y", "block_z" };
+	struct cols *x = &c[t];
+	if (!x->ok) {
+		const struct gr_table *tab = &gr_tables[t];
+		x->ts = gr_table__col(tab, "ts");
+		x->pid = gr_table__col(tab, "pid");
+		x->dur = gr_table__col(tab, "dur");
+		x->api = gr_table__col(tab, "api");
+		x->ret = gr_table__col(tab, "ret");
+		x->kernel = gr_table__col(tab, "kernel");
+		for (int i = 0; i < 6; i++)
+			x->dims[i] = gr_table__col(tab, dims[i]);
+		x->kind = gr_table__col(tab, "kind");
+		x->async = gr_table__col(tab, "async");
+		x->bytes = gr_table__col(tab, "bytes");
+		x->ok = 1;
+	}
+	return x;
+}
+
+int gr_sum_kinds(int t, int *second)
+{
+	*second = t == GR_T_cuda_kernel ? GR_SUM_KERNEL :
+		  t == GR_T_cuda_memcpy ? GR_SUM_MEMCPY : 0;
+	const struct gr_table *tab = &gr_tables[t];
+	return (tab->flags & GR_TF_EVENT) && !strncmp(tab->name, "cuda_", 5) ?
+	       GR_SUM_API : 0;
+}
+
+static inline int is_null(const struct gr_sum_rows *r, int c, uint32_t i)
+{
+	return c < 0 || !r->v[c] ||
+	       (r->nulls[c] && (r->nulls[c][i >> 3] >> (i & 7) & 1));
+}
+
+static inline int64_t val(const struct gr_sum_rows *r, int c, uint32_t i)
+{
+	return is_null(r, c, i) ? 0 : r->v[c][i];
+}
+
+/* Adds row i of r to the entry of (kind, minute, keys); *last caches the
+ * entry the kind's previous row went to (a thread repeats its API). */
+static int add_row(struct gr_sum *s, int kind, int64_t minute,
+		   const struct gr_sum_rows *r, const struct cols *c,
+		   uint32_t i, const int64_t *k, uint8_t knull, uint32_t *last)
+{
+	int64_t pid = val(r, c->pid, i);
+	struct gr_sum_ent *e = *last < s->n ? &s->e[*last] : NULL;
+	if (!e || !key_eq(e, kind, minute, pid, k, knull)) {
+		if (!(e = get(s, kind, minute, pid, k, knull)))
+			return -ENOMEM;
+		*last = (uint32_t)(e - s->e);
+	}
+	int64_t ts = r->v[c->ts][i], dur = val(r, c->dur, i);
+	e->dirty = 1;
+	e->n++;
+	e->dur_sum += dur;
+	if (dur < e->dur_min)
+		e->dur_min = dur;
+	if (dur > e->dur_max)
+		e->dur_max = dur;
+	e->bytes += val(r, c->bytes, i);
+	e->errors += !is_null(r, c->ret, i) && r->v[c->ret][i] != 0;
+	if (ts < e->ts_min)
+		e->ts_min = ts;
+	if (ts > e->ts_max)
+		e->ts_max = ts;
+	if (kind != GR_SUM_KERNEL && gr_hist__add_value(&e->h, dur))
+		return -ENOMEM;
+	return 0;
+}
+
+int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
+		int64_t hi, const int64_t *pid, int segment_rows,
+		unsigned kinds)
+{
+	int second, api = gr_sum_kinds(r->t, &second);
+	if (!(kinds >> GR_SUM_API & 1))
+		api = 0;
+	if (!(kinds >> second & 1))
+		second = 0;
+	if (!api && second)
+		api = -1; /* rows still feed the second kind */
+	const struct cols *c = cols_of(r->t);
+	if (!api || c->ts < 0 || !r->v[c->ts])
+		return 0;
+	uint32_t last[2][2];
+	memset(last, 0xff, sizeof(last));
+	int64_t mstart = 1, mend = 0, minute = 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		int64_t ts = r->v[c->ts][i];
+		if (ts < lo || ts > hi ||
+		    (pid && val(r, c->pid, i) != *pid))
+			continue;
+		if (ts < mstart || ts >= mend) { /* rows share minutes */
+			minute = ts - ((ts % GR_SUM_MINUTE_NS) +
+				       GR_SUM_MINUTE_NS) % GR_SUM_MINUTE_NS;
+			mstart = minute;
+			mend = minute + GR_SUM_MINUTE_NS;
+		}
+		int64_t k[GR_SUM_NKEYS] = { 0 };
+		uint8_t knull = 0;
+		k[0] = val(r, c->api, i);
+		knull = is_null(r, c->api, i);
+		for (int lvl = 0; api > 0 && lvl <= segment_rows; lvl++)
+			if (add_row(s, GR_SUM_API, lvl ? GR_SUM_SEGMENT : minute,
+				    r, c, i, k, knull, &last[0][lvl]))
+				return -ENOMEM;
+		if (!second)
+			continue;
+		memset(k, 0, sizeof(k));
+		knull = 0;
+		if (second == GR_SUM_KERNEL) {
+			k[0] = val(r, c->kernel, i);
+			knull |= is_null(r, c->kernel, i);
+			for (int d = 0; d < 6; d++) {
+				k[1 + d] = val(r, c->dims[d], i);
+				knull |= (uint8_t)(is_null(r, c->dims[d], i)
+						   << (1 + d));
+			}
+		} else {
+			k[0] = val(r, c->kind, i);
+			k[1] = val(r, c->async, i);
+			knull = (uint8_t)(is_null(r, c->kind, i) |
+					  is_null(r, c->async, i) << 1);
+		}
+		for (int lvl = 0; lvl <= segment_rows; lvl++)
+			if (add_row(s, second, lvl ? GR_SUM_SEGMENT : minute, r,
+				    c, i, k, knull, &last[1][lvl]))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Adds every minute row's totals to its whole-segment row. */
+int gr_sum__rollup(struct gr_sum *s)
+{
+	uint32_t n = s->n;
+	for (uint32_t i = 0; i < n; i++) {
+		if (s->e[i].minute == GR_SUM_SEGMENT)
+			continue;
+		/* get() may move the entries: work from a copy. */
+		struct gr_sum_ent x = s->e[i];
+		struct gr_sum_ent *e = get(s, x.kind, GR_SUM_SEGMENT, x.pid, x.k,
+					   x.knull);
+		if (!e)
+			return -ENOMEM;
+		e->dirty = 1;
+		e->n += x.n;
+		e->dur_sum += x.dur_sum;
+		if (x.dur_min < e->dur_min)
+			e->dur_min = x.dur_min;
+		if (x.dur_max > e->dur_max)
+			e->dur_max = x.dur_max;
+		e->bytes += x.bytes;
+		e->errors += x.errors;
+		if (x.ts_min < e->ts_min)
+			e->ts_min = x.ts_min;
+		if (x.ts_max > e->ts_max)
+			e->ts_max = x.ts_max;
+		if (x.h.n)
+			extremes(&e->h, x.h.min, x.h.max);
+		for (uint32_t j = 0; j < x.h.n; j++)
+			if (hist_add(&e->h, x.h.idx[j], x.h.cnt[j]))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+int gr_sum__put(struct gr_sum *s, const struct gr_sum_ent *x,
+		const uint8_t *hist, size_t hist_len)
+{
+	struct gr_sum_ent *e = get(s, x->kind, x->minute, x->pid, x->k,
+				   x->knull);
+	if (!e)
+		return -ENOMEM;
+	e->n += x->n;
+	e->dur_sum += x->dur_sum;
+	if (x->dur_min < e->dur_min)
+		e->dur_min = x->dur_min;
+	if (x->dur_max > e->dur_max)
+		e->dur_max = x->dur_max;
+	e->bytes += x->bytes;
+	e->errors += x->errors;
+	if (x->ts_min < e->ts_min)
+		e->ts_min = x->ts_min;
+	if (x->ts_max > e->ts_max)
+		e->ts_max = x->ts_max;
+	return hist && hist_len ? gr_hist__merge(&e->h, hist, hist_len) : 0;
+}
+
+uint32_t gr_sum__count(const struct gr_sum *s)
+{
+	return s->n;
+}
+
+const struct gr_sum_ent *gr_sum__at(const struct gr_sum *s, uint32_t i)
+{
+	return &s->e[i];
+}
+
+int gr_sum__each(struct gr_sum *s, int dirty_only,
+		 int (*fn)(void *ctx, const struct gr_sum_ent *e), void *ctx)
+{
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct gr_sum_ent *e = &s->e[i];
+		if (dirty_only && !e->dirty)
+			continue;
+		int rc = fn(ctx, e);
+		if (rc)
+			return rc;
+		e->dirty = 0;
+	}
+	return 0;
+}
+
+/* ---- in a segment -------------------------------------------------------- */
+
+const char gr_sum_ddl[] =
+	"CREATE TABLE summary(kind INTEGER NOT NULL, minute INTEGER NOT NULL,"
+	" pid INTEGER NOT NULL, k0 INTEGER NOT NULL, k1 INTEGER NOT NULL,"
+	" k2 INTEGER NOT NULL, k3 INTEGER NOT NULL, k4 INTEGER NOT NULL,"
+	" k5 INTEGER NOT NULL, k6 INTEGER NOT NULL, knull INTEGER NOT NULL,"
+	" n INTEGER, dur_sum INTEGER, dur_min INTEGER, dur_max INTEGER,"
+	" bytes INTEGER, errors INTEGER, ts_min INTEGER, ts_max INTEGER,"
+	" hist BLOB, PRIMARY KEY(kind, minute, pid, k0, k1, k2, k3, k4, k5,"
+	" k6, knull)) WITHOUT ROWID;";
+
+const char gr_sum_insert_sql[] =
+	"INSERT OR REPLACE INTO summary VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+	"?,?,?,?,?)";
+
+int gr_sum__bind(sqlite3_stmt *st, const struct gr_sum_ent *e,
+		 struct gr_buf *scratch)
+{
+	int i = 1;
+	sqlite3_bind_int(st, i++, e->kind);
+	sqlite3_bind_int64(st, i++, e->minute);
+	sqlite3_bind_int64(st, i++, e->pid);
+	for (int k = 0; k < GR_SUM_NKEYS; k++)
+		sqlite3_bind_int64(st, i++, e->k[k]);
+	sqlite3_bind_int(st, i++, e->knull);
+	sqlite3_bind_int64(st, i++, e->n);
+	sqlite3_bind_int64(st, i++, e->dur_sum);
+	sqlite3_bind_int64(st, i++, e->dur_min);
+	sqlite3_bind_int64(st, i++, e->dur_max);
+	sqlite3_bind_int64(st, i++, e->bytes);
+	sqlite3_bind_int64(st, i++, e->errors);
+	sqlite3_bind_int64(st, i++, e->ts_min);
+	sqlite3_bind_int64(st, i++, e->ts_max);
+	if (e->kind == GR_SUM_KERNEL) {
+		sqlite3_bind_null(st, i++);
+		return 0;
+	}
+	scratch->len = 0;
+	if (gr_hist__encode(&e->h, scratch))
+		return -ENOMEM;
+	sqlite3_bind_blob(st, i++, scratch->p, (int)scratch->len,
+			  SQLITE_STATIC);
+	return 0;
+}

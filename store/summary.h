@@ -1,0 +1,131 @@
+/* summary.h - per-minute and per-segment summaries of the CUDA tables,
+ * kept in each segment beside the raw blocks, so that reports over days of
+ * data read thousands of rows instead of decoding billions of events.
+ *
+ * Three kinds, each a GR_TF_SUMMARY table of schema/tables.def:
+ *   sum_api     every CUDA call (all cuda_* tables) by process and API;
+ *   sum_kernel  launches by process, kernel name and grid/block shape;
+ *   sum_memcpy  copies by process, direction and sync/async.
+ * Each row holds a count, the duration total/min/max, bytes, errors, the
+ * first and last event time, and for sum_api and sum_memcpy a histogram of
+ * durations (log-linear, 128 buckets per power of two: a quantile read
+ * from it is within 0.4 % of a value of the data).
+ *
+ * The writer adds every block it writes to an accumulator (gr_sum) and, at
+ * each flush, writes the rows the flush changed into the segment's
+ * `summary` table in the same transaction as the blocks: at every commit
+ * the summaries describe exactly the events in the segment.  Rows exist per
+ * minute (minute = its first ns) and, once the segment is sealed, for the
+ * whole segment (minute = -1, written by the seal).
+ * The reader (query/sumtab.c) uses the same accumulator to summarize raw
+ * events where a query's window cuts a minute.
+ */
+#ifndef GR_STORE_SUMMARY_H
+#define GR_STORE_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/codec.h"
+
+#define GR_SUM_MINUTE_NS 60000000000ll
+#define GR_SUM_SEGMENT (-1ll) /* minute of a whole-segment row */
+#define GR_SUM_NKEYS 7
+
+enum gr_sum_kind { GR_SUM_API = 1, GR_SUM_KERNEL = 2, GR_SUM_MEMCPY = 3 };
+
+/* ---- histograms ---------------------------------------------------------- */
+
+/* Sparse counts by bucket, sorted by bucket, and the exact extremes:
+ * a quantile is clamped to them, so data of one value reads exactly. */
+struct gr_hist {
+	uint32_t *idx;
+	uint64_t *cnt;
+	uint32_t n, cap;
+	int64_t min, max;     /* valid when n > 0 */
+};
+
+/* Returns the bucket of a value: values below 256 have their own, above
+ * that 128 per power of two. */
+uint32_t gr_hist_bucket(int64_t v);
+/* The value a bucket stands for: its midpoint (its value below 256). */
+int64_t gr_hist_value(uint32_t bucket);
+
+/* Counts one value. */
+int gr_hist__add_value(struct gr_hist *h, int64_t v);
+void gr_hist__free(struct gr_hist *h);
+/* Appends h's encoding to out: varints n, zigzag min, zigzag max, then n
+ * pairs (bucket delta, count). */
+int gr_hist__encode(const struct gr_hist *h, struct gr_buf *out);
+/* Adds an encoding's counts to h.  Returns 0, -EINVAL if malformed, or
+ * -ENOMEM. */
+int gr_hist__merge(struct gr_hist *h, const uint8_t *p, size_t len);
+/* The value of rank ceil(p / 100 * n) (nearest rank, p in 0..100), or -1
+ * if h is empty. */
+int64_t gr_hist__quantile(const struct gr_hist *h, double p);
+
+/* ---- the accumulator ----------------------------------------------------- */
+
+struct gr_sum_ent {
+	uint8_t kind, dirty;
+	uint8_t knull;               /* bit i: k[i] is NULL */
+	int64_t minute, pid;
+	int64_t k[GR_SUM_NKEYS];     /* dictionary ids and numbers by kind */
+	int64_t n, dur_sum, dur_min, dur_max, bytes, errors, ts_min, ts_max;
+	struct gr_hist h;            /* sum_api and sum_memcpy only */
+};
+
+struct gr_sum;
+
+struct gr_sum *gr_sum__new(void);
+void gr_sum__free(struct gr_sum *s);
+void gr_sum__reset(struct gr_sum *s);
+
+/* Columns of one block or batch of table t, by schema column: v[c] the
+ * values (NULL: column absent, all NULL), nulls[c] a null bitmap or NULL. */
+struct gr_sum_rows {
+	int t;
+	uint32_t n;
+	const int64_t *v[64];
+	const uint8_t *nulls[64];
+};
+
+/* Adds the rows with ts in [lo, hi] (and pid == *pid when pid is
+ * non-NULL) to the minute rows and, if segment_rows, to the whole-segment
+ * rows, of the kinds in the mask kinds (bit 1 << kind).  Tables with no
+ * summary are ignored.  Returns 0 or -ENOMEM. */
+int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
+		int64_t hi, const int64_t *pid, int segment_rows,
+		unsigned kinds);
+
+/* Entries, in the order they were made. */
+uint32_t gr_sum__count(const struct gr_sum *s);
+const struct gr_sum_ent *gr_sum__at(const struct gr_sum *s, uint32_t i);
+
+/* Adds every minute row to its whole-segment row (marked dirty). */
+int gr_sum__rollup(struct gr_sum *s);
+
+/* Adds one stored row (from a segment's summary table) as it is. */
+int gr_sum__put(struct gr_sum *s, const struct gr_sum_ent *e,
+		const uint8_t *hist, size_t hist_len);
+
+/* Calls fn for every entry (only dirty ones if dirty_only, clearing
+ * their mark).  Stops at and returns fn's first non-zero return. */
+int gr_sum__each(struct gr_sum *s, int dirty_only,
+		 int (*fn)(void *ctx, const struct gr_sum_ent *e), void *ctx);
+
+/* Returns the summary kind table t feeds as API calls (every cuda_*
+ * table), or 0; and the second kind it feeds (kernel or memcpy), or 0. */
+int gr_sum_kinds(int t, int *second);
+
+/* The segment table's DDL, its column list in order, and the SQL that
+ * stores one entry (INSERT OR REPLACE with 20 parameters, in the order of
+ * gr_sum__bind). */
+extern const char gr_sum_ddl[];
+extern const char gr_sum_insert_sql[];
+struct sqlite3_stmt;
+/* Binds e to the insert statement (hist encoded into scratch). */
+int gr_sum__bind(struct sqlite3_stmt *st, const struct gr_sum_ent *e,
+		 struct gr_buf *scratch);
+
+#endif
