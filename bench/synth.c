@@ -38,6 +38,9 @@ struct gr_synth {
 	int64_t state_s, state_d, stacks[6], comm_worker, dev[2], op_r, op_w;
 	int64_t io_now, io_sector, off_now;
 	uint64_t seq;
+	/* drops: its own sequence, its strings interned on first use */
+	int64_t drop_src[3];
+	uint64_t drop_seq;
 	/* strings by id, for the baseline */
 	char **strs;
 	int nstrs;
@@ -406,6 +409,26 @@ void gr_synth__next_block_io(struct gr_synth *s, int64_t *v,
 	*nullmask = 0;
 }
 
+/* Drops as gpurecd writes them (no pid, tid or comm): source i % 3 of
+ * drop_sources, count 1 + i % 4, so tests can sum them by arithmetic. */
+static const char *const drop_sources[] = { "cuda:ringbuf", "cuda:depth",
+					    "cuda:store" };
+
+void gr_synth__next_drops(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
+{
+	uint64_t seq = s->drop_seq++;
+	int src = (int)(seq % 3);
+	if (!s->drop_src[src])
+		s->drop_src[src] = intern(s, drop_sources[src]);
+	v[GR_drops_ts] = s->o.start_ns + (int64_t)seq *
+			 (s->o.interval_ns ? s->o.interval_ns : 1000000000);
+	v[GR_drops_pid] = v[GR_drops_tid] = v[GR_drops_comm] = 0;
+	v[GR_drops_source] = s->drop_src[src];
+	v[GR_drops_count] = 1 + (int64_t)(seq % 4);
+	*nullmask = 1ull << GR_drops_pid | 1ull << GR_drops_tid |
+		    1ull << GR_drops_comm;
+}
+
 int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 {
 	int64_t v[GR_MAX_COLS];
@@ -418,6 +441,8 @@ int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 			gr_synth__next_offcpu(s, v, &nm);
 		else if (t == GR_T_block_io)
 			gr_synth__next_block_io(s, v, &nm);
+		else if (t == GR_T_drops)
+			gr_synth__next_drops(s, v, &nm);
 		else
 			return -EINVAL;
 		if ((err = gr_writer__append(s->w, t, v, nm)))

@@ -45,6 +45,10 @@ void gr_synth__next_offcpu(struct gr_synth *s, int64_t *vals,
 			   uint64_t *nullmask);
 void gr_synth__next_block_io(struct gr_synth *s, int64_t *vals,
 			     uint64_t *nullmask);
+/* Drops: source "cuda:ringbuf", "cuda:depth", "cuda:store" in turn, count
+ * 1 + i % 4 for the i-th, one per interval_ns (else per second). */
+void gr_synth__next_drops(struct gr_synth *s, int64_t *vals,
+			  uint64_t *nullmask);
 
 /* The string of an id gr_synth__next_* put in vals. */
 const char *gr_synth__str(const struct gr_synth *s, int64_t id);
@@ -54,9 +58,9 @@ const char *gr_synth__str(const struct gr_synth *s, int64_t id);
 void gr_synth__next_memcpy(struct gr_synth *s, int64_t *vals,
 			   uint64_t *nullmask);
 
-/* Appends n events of table t (cuda_kernel, offcpu or block_io) through
- * the writer, calling gr_writer__flush every flush_every events (0:
- * never); with memcpy_every, cuda_kernel's launches are followed by
+/* Appends n events of table t (cuda_kernel, offcpu, block_io or drops)
+ * through the writer, calling gr_writer__flush every flush_every events
+ * (0: never); with memcpy_every, cuda_kernel's launches are followed by
  * copies (not counted in n).  Returns 0 or -errno. */
 int gr_synth__write(struct gr_synth *s, int t, uint64_t n,
 		    uint64_t flush_every);

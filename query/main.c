@@ -22,6 +22,7 @@
 #include "query/aggregates.h"
 #include "query/output.h"
 #include "query/report.h"
+#include "query/status.h"
 #include "query/sumtab.h"
 #include "query/vtab.h"
 #include "schema/schema.h"
@@ -397,9 +398,149 @@ static int cmd_schema(struct opts *o)
 	return print_catalog(o, o->argc ? o->argv[0] : "*");
 }
 
+/* status and verify answer with one document: JSON for --format json
+ * (a member per line) and jsonl (one line), text otherwise (csv and line
+ * have no rows to lay out here). */
+static int doc_json(const struct opts *o)
+{
+	return o->format_set && (o->format == GR_FMT_JSON ||
+				 o->format == GR_FMT_JSONL);
+}
+
+static int cmd_status(struct opts *o)
+{
+	if (o->argc)
+		die_user("status takes no arguments");
+	if (o->since || o->until || o->has_pid || o->host || o->nparams)
+		die_user("status describes whole directories: --since, --until, "
+			 "--pid, --host and --param do not apply");
+	struct gr_status_opts so = {
+		.dirs = o->data,
+		.ndirs = o->ndata,
+		.json = doc_json(o),
+		.pretty = o->format == GR_FMT_JSON,
+		.now_ns = now_ns(),
+		.out = stdout,
+	};
+	return gr_status__print(&so);
+}
+
+/* verify's findings: printed as they come (text), or kept for the JSON
+ * document. */
+struct vout {
+	int json, verbose;
+	struct vseg {
+		char *path;
+		long blocks;
+		int sealed, ok;
+	} *segs;
+	int nsegs;
+	struct vprob {
+		char *path, *reason;
+	} *probs;
+	int nprobs;
+	int oom;
+};
+
+static void v_problem(void *ctx, const char *path, const char *reason)
+{
+	struct vout *v = ctx;
+	if (!v->json) {
+		printf("FAIL %s: %s\n", path, reason);
+		return;
+	}
+	void *p = realloc(v->probs, (size_t)(v->nprobs + 1) * sizeof(*v->probs));
+	if (!p) {
+		v->oom = 1;
+		return;
+	}
+	v->probs = p;
+	v->probs[v->nprobs].path = strdup(path);
+	v->probs[v->nprobs].reason = strdup(reason);
+	if (!v->probs[v->nprobs].path || !v->probs[v->nprobs].reason)
+		v->oom = 1;
+	v->nprobs++;
+}
+
+static void v_segment(void *ctx, const char *path, long blocks, int sealed,
+		      int ok)
+{
+	struct vout *v = ctx;
+	if (!v->verbose)
+		return;
+	if (!v->json) {
+		if (ok)
+			printf("ok   %s (%ld blocks%s)\n", path, blocks,
+			       sealed ? ", sealed" : ", open");
+		return;
+	}
+	void *p = realloc(v->segs, (size_t)(v->nsegs + 1) * sizeof(*v->segs));
+	if (!p) {
+		v->oom = 1;
+		return;
+	}
+	v->segs = p;
+	v->segs[v->nsegs] = (struct vseg){ strdup(path), blocks, sealed, ok };
+	if (!v->segs[v->nsegs].path)
+		v->oom = 1;
+	v->nsegs++;
+}
+
+static int verify_json(struct opts *o, struct vout *v,
+		       const struct gr_verify *r)
+{
+	struct gr_json j;
+	gr_json__init(&j, stdout, o->format == GR_FMT_JSON);
+	gr_json__begin(&j, NULL, '{');
+	gr_json__bool(&j, "ok", r->problems == 0);
+	gr_json__int(&j, "dirs_checked", o->ndata);
+	gr_json__int(&j, "segments_checked", r->segments);
+	gr_json__int(&j, "blocks_checked", r->blocks);
+	gr_json__begin(&j, "problems", '[');
+	for (int i = 0; i < v->nprobs; i++) {
+		gr_json__begin(&j, NULL, '{');
+		gr_json__str(&j, "path", v->probs[i].path);
+		gr_json__str(&j, "reason", v->probs[i].reason);
+		gr_json__end(&j, '{');
+	}
+	gr_json__end(&j, '[');
+	if (o->verbose) {
+		gr_json__begin(&j, "segments", '[');
+		for (int i = 0; i < v->nsegs; i++) {
+			gr_json__begin(&j, NULL, '{');
+			gr_json__str(&j, "path", v->segs[i].path);
+			gr_json__bool(&j, "sealed", v->segs[i].sealed);
+			if (v->segs[i].blocks < 0)
+				gr_json__null(&j, "blocks");
+			else
+				gr_json__int(&j, "blocks", v->segs[i].blocks);
+			gr_json__bool(&j, "ok", v->segs[i].ok);
+			gr_json__end(&j, '{');
+		}
+		gr_json__end(&j, '[');
+	}
+	gr_json__end(&j, '{');
+	return gr_json__finish(&j);
+}
+
+static void vout_free(struct vout *v)
+{
+	for (int i = 0; i < v->nsegs; i++)
+		free(v->segs[i].path);
+	for (int i = 0; i < v->nprobs; i++) {
+		free(v->probs[i].path);
+		free(v->probs[i].reason);
+	}
+	free(v->segs);
+	free(v->probs);
+}
+
 static int cmd_verify(struct opts *o)
 {
-	int problems = 0;
+	struct vout v = { .json = doc_json(o),
+			  .verbose = o->verbose };
+	struct gr_verify r = { .problem = v_problem, .segment = v_segment,
+			       .ctx = &v };
 	if (o->argc)
 		die_user("verify takes no arguments");
 	for (int d = 0; d < o->ndata; d++) {
@@ -412,23 +553,35 @@ static int cmd_verify(struct opts *o)
 		if (empty)
 			die_user("no recording in %s (no segment files)",
 				 o->data[d]);
-		int n = gr_verify__dir(o->data[d], stdout, o->verbose);
-		if (n == -ENOMEM) {
+	}
+	for (int d = 0; d < o->ndata; d++) {
+		int n = gr_verify__dir(o->data[d], &r);
+		if (n == -ENOMEM || v.oom) {
 			fprintf(stderr, "gpurec: out of memory\n");
+			vout_free(&v);
 			return EXIT_INTERNAL;
 		}
 		if (n < 0)
 			die_user("cannot read data directory %s: %s", o->data[d],
 				 strerror(-n));
-		problems += n;
+	}
+	int rc = 0;
+	if (v.json)
+		rc = verify_json(o, &v, &r);
+	vout_free(&v);
+	if (rc) {
+		fprintf(stderr, "gpurec: cannot write output: %s\n",
+			strerror(-rc));
+		return EXIT_INTERNAL;
 	}
 	fflush(stdout);
-	if (problems) {
-		fprintf(stderr, "gpurec: verify: %d problem%s found\n", problems,
-			problems == 1 ? "" : "s");
+	if (r.problems) {
+		fprintf(stderr, "gpurec: verify: %d problem%s found\n",
+			r.problems, r.problems == 1 ? "" : "s");
 		return EXIT_USER;
 	}
-	printf("verify: all segments intact\n");
+	if (!v.json)
+		printf("verify: all segments intact\n");
 	return 0;
 }
 
@@ -517,6 +670,8 @@ static const struct command commands[] = {
 	{ "tables", cmd_tables, "", "list the tables" },
 	{ "schema", cmd_schema, "[TABLE]",
 	  "show columns with their types and meaning" },
+	{ "status", cmd_status, "",
+	  "recorder health; segments, span, disk use, events and drops" },
 	{ "verify", cmd_verify, "",
 	  "check every block checksum and the segment hash chain" },
 	{ "report", cmd_report, "list | NAME",
@@ -541,7 +696,9 @@ static void usage(FILE *f)
 		"  --host NAME      only events recorded on host NAME\n"
 		"  --format F       table, csv, json, jsonl or line (default: "
 		"table on a\n"
-		"                   terminal, csv otherwise)\n"
+		"                   terminal, csv otherwise); status and verify: "
+		"text,\n"
+		"                   or one JSON object with json or jsonl\n"
 		"  --param K=V      report: set one of its parameters "
 		"(repeatable)\n"
 		"  --raw            report: answer from raw events, not the "

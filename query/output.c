@@ -785,3 +785,112 @@ done:
 		free(o.msg);
 	return o.rc;
 }
+
+/* ---- one JSON document ------------------------------------------------- */
+
+void gr_json__init(struct gr_json *j, FILE *f, int pretty)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	j->pretty = pretty;
+}
+
+/* Writes what precedes a member: the comma, the indentation, the key. */
+static void json_member(struct gr_json *j, const char *key)
+{
+	if (j->depth && (j->wrote >> j->depth & 1))
+		fputc(',', j->f);
+	j->wrote |= 1ull << j->depth;
+	if (j->pretty && j->depth)
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	if (key) {
+		struct sbuf b = { 0 };
+		sb_json_str(&b, (const unsigned char *)key, strlen(key));
+		if (b.oom)
+			j->err = -ENOMEM;
+		else
+			fwrite(b.p, 1, b.len, j->f);
+		free(b.p);
+		fputs(j->pretty ? ": " : ":", j->f);
+	}
+}
+
+void gr_json__begin(struct gr_json *j, const char *key, char kind)
+{
+	json_member(j, key);
+	fputc(kind, j->f);
+	if (j->depth < 63)
+		j->depth++;
+	j->wrote &= ~(1ull << j->depth);
+}
+
+void gr_json__end(struct gr_json *j, char kind)
+{
+	int had = j->wrote >> j->depth & 1;
+	if (j->depth)
+		j->depth--;
+	if (j->pretty && had)
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	fputc(kind == '[' ? ']' : kind == '{' ? '}' : kind, j->f);
+}
+
+void gr_json__str(struct gr_json *j, const char *key, const char *s)
+{
+	struct sbuf b = { 0 };
+	if (!s) {
+		gr_json__null(j, key);
+		return;
+	}
+	json_member(j, key);
+	sb_json_str(&b, (const unsigned char *)s, strlen(s));
+	if (b.oom)
+		j->err = -ENOMEM;
+	else
+		fwrite(b.p, 1, b.len, j->f);
+	free(b.p);
+}
+
+void gr_json__int(struct gr_json *j, const char *key, int64_t v)
+{
+	json_member(j, key);
+	fprintf(j->f, "%" PRId64, v);
+}
+
+void gr_json__bool(struct gr_json *j, const char *key, int v)
+{
+	json_member(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void gr_json__null(struct gr_json *j, const char *key)
+{
+	json_member(j, key);
+	fputs("null", j->f);
+}
+
+void gr_json__fixed(struct gr_json *j, const char *key, double v,
+		    int decimals)
+{
+	if (v != v || v > DBL_MAX || v < -DBL_MAX) {
+		gr_json__null(j, key);
+		return;
+	}
+	json_member(j, key);
+	fprintf(j->f, "%.*f", decimals, v);
+}
+
+void gr_json__raw(struct gr_json *j, const char *key, const char *json)
+{
+	json_member(j, key);
+	fputs(json, j->f);
+}
+
+int gr_json__finish(struct gr_json *j)
+{
+	fputc('\n', j->f);
+	if (j->err)
+		return j->err;
+	if (fflush(j->f) != 0 || ferror(j->f))
+		return -EIO;
+	return 0;
+}

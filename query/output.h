@@ -8,6 +8,7 @@
 #ifndef GR_QUERY_OUTPUT_H
 #define GR_QUERY_OUTPUT_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
 
@@ -36,5 +37,38 @@ const char *gr_format__name(enum gr_format f);
  * error (a JSON array is then left unclosed); table prints nothing. */
 int gr_output__run(sqlite3_stmt *stmt, enum gr_format fmt, FILE *out,
 		   char **errmsg);
+
+/* ---- one JSON document ------------------------------------------------- */
+
+/* A writer for commands whose answer is one JSON object (status, verify)
+ * rather than rows.  Keys come out in the order written, so the caller's
+ * code is the documented layout.  Every value call takes the key it is
+ * written under; inside an array, and for the top-level value, key is
+ * NULL.  Errors are sticky and reported once by gr_json__finish(). */
+struct gr_json {
+	FILE *f;
+	int pretty;	/* a member per line, two spaces per level */
+	int depth;	/* open containers */
+	uint64_t wrote;	/* bit d: the container at depth d has a member */
+	int err;	/* a failed allocation */
+};
+
+void gr_json__init(struct gr_json *j, FILE *f, int pretty);
+/* Opens an object ('{') or an array ('['); gr_json__end closes it. */
+void gr_json__begin(struct gr_json *j, const char *key, char kind);
+void gr_json__end(struct gr_json *j, char kind);
+/* A string (NULL writes null); ill-formed UTF-8 becomes U+FFFD. */
+void gr_json__str(struct gr_json *j, const char *key, const char *s);
+void gr_json__int(struct gr_json *j, const char *key, int64_t v);
+void gr_json__bool(struct gr_json *j, const char *key, int v);
+void gr_json__null(struct gr_json *j, const char *key);
+/* A number with a fixed count of decimals (seconds: 3). */
+void gr_json__fixed(struct gr_json *j, const char *key, double v,
+		    int decimals);
+/* Text that already is one valid JSON value, written as it is. */
+void gr_json__raw(struct gr_json *j, const char *key, const char *json);
+/* Ends the document with a newline and flushes.  Returns 0, or -ENOMEM /
+ * -EIO (writing failed). */
+int gr_json__finish(struct gr_json *j);
 
 #endif

@@ -208,12 +208,28 @@ void gr_segments__free(char **names, int n);
 
 /* ---- Verify ------------------------------------------------------------ */
 
+/* How gr_verify__dir reports: callbacks (either may be NULL) and totals
+ * it adds to, so one struct may span several directories. */
+struct gr_verify {
+	/* One call per finding: path is DIR/NAME (a segment, or MANIFEST),
+	 * reason says what is wrong without repeating the path. */
+	void (*problem)(void *ctx, const char *path, const char *reason);
+	/* One call per segment file checked, after its findings: blocks
+	 * checked (-1: it could not be opened), sealed per the manifest, ok
+	 * when it added no finding. */
+	void (*segment)(void *ctx, const char *path, long blocks, int sealed,
+			int ok);
+	void *ctx;
+	int segments;  /* segment files checked */
+	long blocks;   /* blocks whose checksum was checked */
+	int problems;  /* findings */
+};
+
 /* Checks every block checksum of every segment in dir, each sealed
  * segment's SHA-256 against the manifest, and the hash chain: a changed
- * byte, a missing segment or segments out of order show.  Each finding is
- * written as one line to out (each good segment too when verbose).
- * Returns the number of problems found (0: all good), or -errno if dir
- * could not be read. */
-int gr_verify__dir(const char *dir, void *out_file, int verbose);
+ * byte, a missing segment or segments out of order show.  Returns the
+ * number of problems found in dir (0: all good), or -errno if dir could
+ * not be read. */
+int gr_verify__dir(const char *dir, struct gr_verify *r);
 
 #endif

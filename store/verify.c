@@ -23,27 +23,31 @@
 #include "store/store.h"
 
 struct vctx {
-	FILE *out;
+	struct gr_verify *r;
 	const char *dir;
 	int problems;
-	int verbose;
 };
 
 static void problem(struct vctx *v, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Reports one finding as DIR/NAME and a reason (a full sentence without
+ * the path; truncated at 1 KiB, far beyond any reason written here). */
 static void problem(struct vctx *v, const char *name, const char *fmt, ...)
 {
+	char path[4200], reason[1024];
 	va_list ap;
-	fprintf(v->out, "FAIL %s/%s: ", v->dir, name);
 	va_start(ap, fmt);
-	vfprintf(v->out, fmt, ap);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	fputc('\n', v->out);
+	snprintf(path, sizeof(path), "%s/%s", v->dir, name);
+	if (v->r->problem)
+		v->r->problem(v->r->ctx, path, reason);
 	v->problems++;
 }
 
-/* Checks every block of one segment; returns the blocks seen. */
+/* Checks every block of one segment; returns the blocks checked, or -1
+ * if it could not be opened. */
 static long check_blocks(struct vctx *v, const char *name, const char *path,
 			 int immutable, char **prev_sha, int *sealed)
 {
@@ -77,8 +81,10 @@ static long check_blocks(struct vctx *v, const char *name, const char *path,
 				problem(v, name, "%s", err);
 				free(err);
 				err = NULL;
-				if (rc == -EBADMSG)
+				if (rc == -EBADMSG) {
+					n++; /* checked, and found bad */
 					continue;
+				}
 				break;
 			}
 			n++;
@@ -98,9 +104,9 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int gr_verify__dir(const char *dir, void *out_file, int verbose)
+int gr_verify__dir(const char *dir, struct gr_verify *r)
 {
-	struct vctx v = { out_file, dir, 0, verbose };
+	struct vctx v = { r, dir, 0 };
 	struct gr_manifest m;
 	char **names, path[4200], hex[65];
 	int n, rc;
@@ -183,12 +189,16 @@ int gr_verify__dir(const char *dir, void *out_file, int verbose)
 					"is %.16s…", seg_prev, last);
 			open_seen = 1;
 		}
-		if (verbose && v.problems == before)
-			fprintf(v.out, "ok   %s/%s (%ld blocks%s)\n", dir,
-				names[i], blocks, e ? ", sealed" : ", open");
+		r->segments++;
+		if (blocks > 0)
+			r->blocks += blocks;
+		if (r->segment)
+			r->segment(r->ctx, path, blocks, e != NULL,
+				   v.problems == before);
 		free(seg_prev);
 	}
 	gr_manifest__free(&m);
 	gr_segments__free(names, n);
+	r->problems += v.problems;
 	return v.problems;
 }

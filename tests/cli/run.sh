@@ -17,7 +17,7 @@ eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi
 q() { "$GPUREC" --format csv "$@" 2>"$T/stderr" | tr -d '\r' | sed -n 2p; }
 synth() { "$SYNTH" "$@" >/dev/null 2>"$T/synth.log" || { cat "$T/synth.log"; exit 2; }; }
 
-S=1795000000   # 2026-11-18T09:46:40Z
+S=1795000000   # 2026-11-18T11:06:40Z
 S_NS=${S}000000000
 rfc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 
@@ -224,6 +224,14 @@ eq "host = '…' COLLATE NOCASE is SQLite's" \
 V="$T/v"
 cp -a "$A" "$V"
 "$GPUREC" --data "$V" verify >"$T/vout" 2>&1; eq "verify passes on an intact recording" "$?" 0
+eq "verify --format jsonl on an intact recording" "$("$GPUREC" --data "$V" --format jsonl verify)" \
+	'{"ok":true,"dirs_checked":1,"segments_checked":5,"blocks_checked":100,"problems":[]}'
+eq "verify --format json -v lists each segment" \
+	"$("$GPUREC" --data "$V" --format json -v verify | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["ok"], d["segments_checked"], [(s["blocks"], s["sealed"], s["ok"]) for s in d["segments"]] == [(20, True, True)] * 5)')" \
+	"True 5 True"
 segs=("$V"/*.seg)
 mid=${segs[2]}
 # Flip one byte inside a block payload of the middle segment.
@@ -246,6 +254,20 @@ grep -q "FAIL $mid: block 4 of cuda_kernel fails its checksum" "$T/vout" && ok "
 	bad "verify block message" "$(cat "$T/vout")"
 grep -q "FAIL $mid: SHA-256 mismatch" "$T/vout" && ok "verify names the hash mismatch" ||
 	bad "verify sha message" "$(cat "$T/vout")"
+"$GPUREC" --data "$V" --format json verify >"$T/vjson" 2>"$T/verr"; rc=$?
+eq "verify --format json exits 1 on a flipped byte, saying so on stderr" "$rc $(cat "$T/verr")" \
+	"1 gpurec: verify: 2 problems found"
+eq "verify --format json names the block and the hash mismatch" \
+	"$(python3 - "$T/vjson" "$mid" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+mid = sys.argv[2]
+p = d["problems"]
+assert list(d) == ["ok", "dirs_checked", "segments_checked", "blocks_checked", "problems"], list(d)
+assert all(x["path"] == mid for x in p), p
+print(d["ok"], d["segments_checked"], d["blocks_checked"], len(p), p[0]["reason"], "|", p[1]["reason"])
+PY
+)" "False 5 100 2 block 4 of cuda_kernel fails its checksum | SHA-256 mismatch: manifest $(grep -o "seal ${mid##*/} sha256=[0-9a-f]*" "$V/MANIFEST" | sed 's/.*sha256=//' | cut -c1-16)…, file $(sha256sum "$mid" | cut -c1-16)…"
 eq "the query still answers, skipping the bad block" \
 	"$(q --data "$V" sql 'SELECT count(*) FROM cuda_kernel')" 99000
 grep -q "warning: $mid: block 4 of cuda_kernel fails its checksum" "$T/stderr" && ok "query warns naming file and block" ||
@@ -255,6 +277,15 @@ rm "$mid"
 "$GPUREC" --data "$V" verify >"$T/vout" 2>&1; rc=$?
 eq "verify fails on a removed middle segment" "$rc" 1
 grep -q "FAIL $mid: missing" "$T/vout" && ok "verify names the missing segment" || bad "missing message" "$(cat "$T/vout")"
+got=$("$GPUREC" --data "$V" --format jsonl verify 2>/dev/null); rc=$?
+eq "verify --format jsonl on a removed segment: exact document, exit 1" "$rc $got" \
+	"1 {\"ok\":false,\"dirs_checked\":1,\"segments_checked\":4,\"blocks_checked\":80,\"problems\":[{\"path\":\"$mid\",\"reason\":\"missing: sealed in the manifest, not deleted by retention, not on disk\"}]}"
+eq "status counts the missing segment" \
+	"$("$GPUREC" --data "$V" --format json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["dirs"][0]
+print(d["segments"]["total"], d["segments"]["missing"], d["events"]["total"], [p["reason"][:8] for p in d["problems"]])')" \
+	"4 1 80000 ['missing:']"
 cp -a "$A"/. "$V"/
 tmp="$T/swap"; mv "${segs[1]}" "$tmp"; mv "${segs[3]}" "${segs[1]}"; mv "$tmp" "${segs[3]}"
 "$GPUREC" --data "$V" verify >"$T/vout" 2>&1; rc=$?
@@ -273,6 +304,139 @@ eq "truncated and garbage segments skipped, rest answered" "$got" 80000
 grep -q "warning: .*${segs[1]}" "$T/stderr" && grep -q "warning: .*20261118T094640.000000000Z.seg" "$T/stderr" &&
 	ok "warnings name each damaged file" || bad "damage warnings" "$(cat "$T/stderr")"
 eq "one warning line per damaged file" "$(grep -c warning "$T/stderr")" 2
+eq "status: damaged segments unreadable, named, the rest counted" \
+	"$("$GPUREC" --data "$D" --format json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["dirs"][0]
+print(d["segments"], d["events"]["total"], " ".join(sorted(p["path"] for p in d["problems"])))')" \
+	"{'total': 6, 'sealed': 5, 'open': 1, 'unreadable': 2, 'deleted': 0, 'missing': 0} 80000 $D/20261118T094640.000000000Z.seg ${segs[1]}"
+
+# --- status -------------------------------------------------------------
+# Every count status gives must be what SQL answers over the same files.
+# status_vs_sql DIR…: "ok" or the first difference, then the totals.
+status_vs_sql() {
+	python3 - "$GPUREC" "$@" <<'PY'
+import json, subprocess, sys
+gpurec, dirs = sys.argv[1], sys.argv[2:]
+def sql(d, q):
+    out = subprocess.run([gpurec, "--data", d, "--format", "json", "sql", q],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+args = [gpurec] + [a for d in dirs for a in ("--data", d)] + ["--format", "json", "status"]
+doc = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+tables = [r["name"] for r in sql(dirs[0], "SELECT name FROM pragma_table_list WHERE schema = 'main' AND name NOT IN ('segments') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'sum_%' ORDER BY name")]
+assert list(doc) == ["now_ns", "dirs", "total"], list(doc)
+problems = []
+for d, s in zip(dirs, doc["dirs"]):
+    assert s["path"] == d
+    assert list(s) == ["path", "hosts", "recorder", "segments", "span", "disk", "events", "drops", "problems"], list(s)
+    seg = sql(d, "SELECT count(*) AS n, sum(sealed) AS sealed, sum(events) AS events, sum(bytes) AS bytes, min(start_ts) AS lo, max(end_ts) AS hi, group_concat(DISTINCT host) AS hosts FROM segments")[0]
+    want = {"segments": [seg["n"], seg["sealed"], seg["n"] - seg["sealed"]],
+            "events": seg["events"], "segment_bytes": seg["bytes"],
+            "span": [seg["lo"], seg["hi"]], "hosts": seg["hosts"].split(",")}
+    got = {"segments": [s["segments"]["total"], s["segments"]["sealed"], s["segments"]["open"]],
+           "events": s["events"]["total"], "segment_bytes": s["disk"]["segment_bytes"],
+           "span": [s["span"]["first_ns"], s["span"]["last_ns"]], "hosts": s["hosts"]}
+    for t in sorted(set(tables) | set(s["events"]["tables"])):
+        want[t] = sql(d, f"SELECT count(*) AS n FROM {t}")[0]["n"]
+        got[t] = s["events"]["tables"][t]["events"]
+    want["drops"] = {r["source"]: r["n"] for r in sql(d, "SELECT source, sum(count) AS n FROM drops GROUP BY source ORDER BY source")}
+    got["drops"] = s["drops"]["sources"]
+    for k in want:
+        if want[k] != got[k]:
+            problems.append(f"{d} {k}: status {got[k]} sql {want[k]}")
+    if s["disk"]["dir_bytes"] < s["disk"]["segment_bytes"]:
+        problems.append(f"{d} dir_bytes below segment_bytes")
+t = doc["total"]
+print(problems[0] if problems else "ok", t["dirs"], t["segments"], t["events"], t["blocks"], t["drops"], t["problems"])
+PY
+}
+eq "status --format json equals SQL: one directory" "$(status_vs_sql "$A")" "ok 1 5 100000 100 0 0"
+eq "status --format json equals SQL: two hosts" "$(status_vs_sql "$A" "$B")" "ok 2 6 160000 102 0 0"
+
+# Every stored table, drops with their sources, three segments.
+ST="$T/st"
+synth --data "$ST" --events 6000 --interval 1000000 --start "$S_NS" --host gamma \
+	--table cuda_kernel --table offcpu --table block_io --table drops --rotate-every 2000
+eq "status equals SQL: four tables, drops" "$(status_vs_sql "$ST")" "ok 1 3 24000 12 15000 0"
+eq "status: drops by source (source i%3, count 1+i%4)" \
+	"$("$GPUREC" --data "$ST" --format jsonl status | python3 -c 'import json,sys; print(json.load(sys.stdin)["dirs"][0]["drops"])')" \
+	"{'total': 15000, 'sources': {'cuda:depth': 5000, 'cuda:ringbuf': 5000, 'cuda:store': 5000}}"
+
+# Retention: deleted segments are counted, not missing.
+R="$T/ret"
+synth --data "$R" --events 40000 --interval 1000000 --start "$S_NS" --rotate-every 4000 --max-disk 1M
+eq "status equals SQL after retention" "$(status_vs_sql "$R" | cut -d' ' -f1)" ok
+eq "status: segments deleted by retention as the manifest records" \
+	"$("$GPUREC" --data "$R" --format json status | python3 -c 'import json,sys; s = json.load(sys.stdin)["dirs"][0]["segments"]; print(s["deleted"], s["missing"], s["total"])')" \
+	"$(grep -c '^delete ' "$R/MANIFEST") 0 $(ls "$R" | grep -c '\.seg$')"
+[ "$(grep -c '^delete ' "$R/MANIFEST")" -gt 0 ] && ok "retention deleted some segments" || bad "retention" "nothing deleted"
+
+# The text form: exact lines where they do not depend on the machine.
+"$GPUREC" --data "$ST" status >"$T/st.txt"
+eq "status text: data, host, recorder, segments, span" "$(sed -n 1,5p "$T/st.txt")" \
+"data       $ST
+host       gamma
+recorder   none: no status.json (no gpurecd has run here)
+segments   3: 3 sealed, 0 open
+span       2026-11-18T11:06:40.000Z .. 2026-11-18T11:06:57.999Z (18.0 s)"
+eq "status text: events per table, as SQL counts them" \
+	"$(grep -E '^  [a-z_:]+ ' "$T/st.txt" | awk '{ print $1, $2, $3 }' | sed 's/ *$//' | tr '\n' ' ')" \
+	"table events blocks cuda_kernel 6000 3 cuda_api 6000 3 offcpu 6000 3 block_io 6000 3 drops 6000 3 cuda:depth 5000 cuda:ringbuf 5000 cuda:store 5000 "
+eq "status text: drops" "$(grep '^drops' "$T/st.txt")" "drops      15000 events lost"
+eq "status text: two directories end with a total" "$("$GPUREC" --data "$A" --data "$ST" status | tail -1 | cut -d, -f1-3)" \
+	"total      2 directories: 8 segments, 124000 events, 15000 dropped"
+
+# The recorder: status.json as gpurecd writes it, and who holds .lock.
+RD="$T/rd"
+cp -a "$ST" "$RD"
+status_json() { # STATE PID UPDATED_AGO_S
+	local now; now=$(date +%s%N)
+	printf '{"state":"%s","pid":%s,"version":"0.1.0","started_ns":%s,"updated_ns":%s,"segment":"%s/x.seg","events":7,"blocks":1,"segments_sealed":3,"segments_deleted":0,"disk_bytes":1,"cuda":{"enabled":true,"records":1,"rows":1,"files":2,"probes":3,"named_launches":4,"unnamed_launches":0,"handle_names":0},"host":{"processes":true,"sched":false,"io":true}}\n' \
+		"$1" "$2" $((now - 3600000000000)) $((now - $3 * 1000000000)) "$RD" >"$RD/status.json"
+}
+rec() { "$GPUREC" --data "$RD" --format json status | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["dirs"][0]["recorder"]
+print(r["state"], r["running"], r["pid"], r["families"] and ",".join(k for k, v in r["families"].items() if v))'; }
+status_json recording 999999 1
+eq "recorder: status.json says recording, nobody holds the lock: stale" "$(rec)" "stale False 999999 cuda,processes,io"
+grep -q "it crashed or was killed, or this is a copy" <("$GPUREC" --data "$RD" status) && ok "stale explained in the text" ||
+	bad "stale text" "$("$GPUREC" --data "$RD" status | sed -n 3,5p)"
+# A shell that takes the lock and becomes sleep: killing it frees the lock.
+(exec 9<"$RD/.lock" && flock 9 && exec sleep 60) & lockpid=$!
+ino=$(stat -c %i "$RD/.lock")
+for _ in $(seq 50); do grep -q ":$ino " /proc/locks && break; sleep 0.1; done
+eq "recorder: the lock held, updated 1 s ago: recording" "$(rec)" "recording True 999999 cuda,processes,io"
+status_json recording 999999 120
+eq "recorder: the lock held, no update for 2 minutes: stalled" "$(rec)" "stalled True 999999 cuda,processes,io"
+status_json stopped 999999 5
+eq "recorder: the lock held, status.json of a stopped run: starting" "$(rec)" "starting True 999999 cuda,processes,io"
+kill $lockpid; wait $lockpid 2>/dev/null
+eq "recorder: stopped" "$(rec)" "stopped False 999999 cuda,processes,io"
+# No lock seen (another mount namespace, say), but the pid is a live gpurecd.
+cp "$(command -v sleep)" "$T/gpurecd"
+"$T/gpurecd" 60 & fakepid=$!
+status_json recording $fakepid 1
+eq "recorder: pid is a live gpurecd: recording" "$(rec)" "recording True $fakepid cuda,processes,io"
+kill $fakepid; wait $fakepid 2>/dev/null
+eq "recorder: that pid gone: stale" "$(rec)" "stale False $fakepid cuda,processes,io"
+eq "recorder: status_file is status.json, whole" \
+	"$("$GPUREC" --data "$RD" --format json status | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["dirs"][0]["recorder"]
+print(r["status_file"] == json.load(open(sys.argv[1])), r["updated_age_s"] >= 1, r["segment"] == sys.argv[2] + "/x.seg", r["version"])' "$RD/status.json" "$RD")" \
+	"True True True 0.1.0"
+echo 'not json {' >"$RD/status.json"
+eq "recorder: status.json that does not parse: unreadable" "$(rec)" "unreadable False None None"
+rm "$RD/status.json"
+eq "recorder: no status.json: none" "$(rec)" "none False None None"
+eq "status --format jsonl is one line" "$("$GPUREC" --data "$RD" --format jsonl status | wc -l)" 1
+
+user_error "status with no recording" "no recording in $T/empty" --data "$T/empty" status
+user_error "status of a missing directory" "cannot read data directory $T/none" --data "$T/none" status
+user_error "status takes no arguments" "status takes no arguments" --data "$A" status foo
+user_error "status refuses a window" "do not apply" --data "$A" --since 1h status
 
 # --- summaries: the same answers as the raw events ----------------------
 # Five minutes of jittered launches from 4 processes with a copy after

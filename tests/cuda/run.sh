@@ -40,6 +40,14 @@ sleep 0.3 # its kernels register before gpurecd starts
 start_gpurecd
 touch "$T/go.d"; wait $pd
 
+# gpurec status sees the live recorder: its status.json and its lock.
+eq "(status) while recording: state, running, pid, cuda family, fresh, one open segment" \
+	"$("$GPUREC" --data "$D" --format json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["dirs"][0]; r = d["recorder"]
+print(r["state"], r["running"], r["pid"], r["families"]["cuda"], r["updated_age_s"] < 5, d["segments"]["open"])')" \
+	"recording True $dpid True True 1"
+
 # (a) shared cudart: attached at start from the toolkit's path.
 build/cuda-tests/calls_shared 0 0.5 >"$T/a.out" & pa=$!; wait $pa
 # (b) static cudart: a new executable, found when it execs; it waits a
@@ -111,5 +119,17 @@ eq "(report) an unknown report: exit 1, named" "$?:$(cat "$T/rep.err")" \
 	"1:gpurec: no report 'no-such' (gpurec report list shows them)"
 
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
+eq "(status) after SIGTERM: stopped; every table's count is SQL's" \
+	"$("$GPUREC" --data "$D" --format json status | python3 -c '
+import json, subprocess, sys
+gpurec, data = sys.argv[1:]
+d = json.load(sys.stdin)["dirs"][0]
+diff = []
+for t, n in d["events"]["tables"].items():
+    out = subprocess.run([gpurec, "--data", data, "--format", "json", "sql", f"SELECT count(*) AS n FROM {t}"], capture_output=True, text=True, check=True).stdout
+    if json.loads(out)[0]["n"] != n["events"]:
+        diff.append(t)
+print(d["recorder"]["state"], d["recorder"]["running"], d["segments"]["open"], d["events"]["tables"]["cuda_api"]["events"] > 0, diff or "same")' "$GPUREC" "$D")" \
+	"stopped False 0 True same"
 "$GPUREC" --data "$D" verify >/dev/null 2>&1; eq "the recording verifies" "$?" 0
 finish

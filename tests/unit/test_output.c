@@ -374,6 +374,63 @@ TEST(bad_format)
 	db = NULL;
 }
 
+/* The one-document writer behind status and verify --format json. */
+static void json_doc(struct gr_json *j)
+{
+	gr_json__begin(j, NULL, '{');
+	gr_json__bool(j, "ok", 0);
+	gr_json__int(j, "n", -42);
+	gr_json__fixed(j, "s", 1.5, 3);
+	gr_json__str(j, "p", "a\"b\n\xff");
+	gr_json__null(j, "x");
+	gr_json__begin(j, "e", '[');
+	gr_json__end(j, '[');
+	gr_json__begin(j, "a", '[');
+	gr_json__begin(j, NULL, '{');
+	gr_json__str(j, "k", NULL);
+	gr_json__end(j, '{');
+	gr_json__raw(j, NULL, "{\"r\":1}");
+	gr_json__end(j, '[');
+	gr_json__begin(j, "o", '{');
+	gr_json__end(j, '{');
+	gr_json__end(j, '{');
+}
+
+TEST(json_document)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct gr_json j;
+	FILE *f = open_memstream(&buf, &len);
+	CHECK(f);
+	gr_json__init(&j, f, 0);
+	json_doc(&j);
+	CHECK_EQ_INT(gr_json__finish(&j), 0);
+	gr_json__init(&j, f, 1);
+	json_doc(&j);
+	CHECK_EQ_INT(gr_json__finish(&j), 0);
+	fclose(f);
+	CHECK_EQ_STR(buf,
+		"{\"ok\":false,\"n\":-42,\"s\":1.500,\"p\":\"a\\\"b\\n\xef\xbf\xbd\","
+		"\"x\":null,\"e\":[],\"a\":[{\"k\":null},{\"r\":1}],\"o\":{}}\n"
+		"{\n"
+		"  \"ok\": false,\n"
+		"  \"n\": -42,\n"
+		"  \"s\": 1.500,\n"
+		"  \"p\": \"a\\\"b\\n\xef\xbf\xbd\",\n"
+		"  \"x\": null,\n"
+		"  \"e\": [],\n"
+		"  \"a\": [\n"
+		"    {\n"
+		"      \"k\": null\n"
+		"    },\n"
+		"    {\"r\":1}\n"
+		"  ],\n"
+		"  \"o\": {}\n"
+		"}\n");
+	free(buf);
+}
+
 TEST_MAIN(
 	TEST_ENTRY(format_names)
 	TEST_ENTRY(table)
@@ -390,4 +447,5 @@ TEST_MAIN(
 	TEST_ENTRY(step_error)
 	TEST_ENTRY(write_error)
 	TEST_ENTRY(bad_format)
+	TEST_ENTRY(json_document)
 )

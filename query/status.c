@@ -1,0 +1,1030 @@
+/* status.c - `gpurec status`: is a recorder running, and what do the data
+ * directories hold.
+ *
+ * It must answer in a moment on a directory of hundreds of gigabytes, so
+ * it decodes no event.  What it reads:
+ *   - status.json, which gpurecd rewrites (by rename) at every flush: its
+ *     state, pid, probe families and counters;
+ *   - whether a live writer holds DIR/.lock: /proc/locks lists every
+ *     flock with its device and inode, which tells it without taking the
+ *     lock (trying to take it, even for a moment, could make a gpurecd
+ *     starting at that instant fail with "another writer");
+ *   - the MANIFEST and the file sizes (the catalog);
+ *   - each segment's `blocks` rows: table, count, span and the payload's
+ *     length, which SQLite answers from the row header without reading
+ *     the payload (it lies on overflow pages for any block of size);
+ *   - the blocks of `drops` alone are decoded: a row per flush interval
+ *     in which something was lost, so few.
+ * Counts per table are what `SELECT count(*)` answers, cuda_api included
+ * (the union of the cuda_* tables and the calls of other APIs); totals
+ * count each stored event once.
+ */
+#include "query/status.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "query/output.h"
+#include "schema/schema.h"
+#include "store/codec.h"
+#include "store/store.h"
+
+#define STATUS_FILE "status.json"
+#define STATUS_MAX (1 << 20) /* gpurecd's is a few hundred bytes */
+
+struct tstat {
+	int64_t events, blocks, bytes;
+};
+
+struct named {           /* a host, or a drop source and its count */
+	char *name;
+	int64_t n;
+};
+
+struct problem {
+	char *path, *reason;
+};
+
+/* What the recorder left in status.json, and whether it still runs. */
+struct recorder {
+	const char *state;   /* none, recording, stopped, stale, stalled,
+			      * starting, unreadable, or status.json's own */
+	char *file_state;    /* "state" as written */
+	int has_file, valid, running;
+	int read_errno;      /* status.json exists but could not be read */
+	int64_t pid, started_ns, updated_ns; /* -1: absent */
+	char *version, *segment;
+	int families;        /* -1 absent; bits: cuda, processes, sched, io */
+	char *json;          /* status.json, compacted; NULL if none or bad */
+};
+
+/* Everything shown for one --data directory. */
+struct dstat {
+	const char *path;
+	struct recorder rec;
+	struct named *hosts, *drops;
+	int nhosts, ndrops;
+	int segments, sealed, open, unreadable, deleted, missing;
+	int64_t first_ns, last_ns; /* INT64_MAX / INT64_MIN: no event */
+	uint64_t seg_bytes, dir_bytes, fs_avail;
+	struct tstat tab[GR_NTABLES]; /* as stored (cuda_api: its own) */
+	struct tstat total;
+	int64_t drops_total;
+	struct problem *problems;
+	int nproblems;
+};
+
+struct ctx {
+	const struct gr_status_opts *o;
+	sqlite3 *mem;        /* parses status.json (SQLite's JSON) */
+	struct gr_decoder *dec;
+	struct gr_block blk;
+	int64_t *vals[2];    /* decoded drops columns: source, count */
+	uint32_t cap;
+	int oom;
+};
+
+static void add_problem(struct ctx *c, struct dstat *d, const char *path,
+			const char *reason)
+{
+	struct problem *p = realloc(d->problems, (size_t)(d->nproblems + 1) *
+						     sizeof(*p));
+	if (!p) {
+		c->oom = 1;
+		return;
+	}
+	d->problems = p;
+	p = &d->problems[d->nproblems];
+	p->path = strdup(path);
+	p->reason = strdup(reason ? reason : "?");
+	if (!p->path || !p->reason) {
+		free(p->path);
+		free(p->reason);
+		c->oom = 1;
+		return;
+	}
+	d->nproblems++;
+}
+
+/* Adds n under name in list (a handful of entries: a linear search). */
+static void add_named(struct ctx *c, struct named **list, int *len,
+		      const char *name, int64_t n)
+{
+	for (int i = 0; i < *len; i++)
+		if (strcmp((*list)[i].name, name) == 0) {
+			(*list)[i].n += n;
+			return;
+		}
+	struct named *p = realloc(*list, (size_t)(*len + 1) * sizeof(*p));
+	char *s = strdup(name);
+	if (!p || !s) {
+		if (p)
+			*list = p;
+		free(s);
+		c->oom = 1;
+		return;
+	}
+	*list = p;
+	p[*len].name = s;
+	p[*len].n = n;
+	(*len)++;
+}
+
+static int cmp_named(const void *a, const void *b)
+{
+	return strcmp(((const struct named *)a)->name,
+		      ((const struct named *)b)->name);
+}
+
+/* ---- the recorder -------------------------------------------------------- */
+
+/* Returns 1 if /proc/locks shows a lock on the file (a writer holds the
+ * directory), 0 if not or if that cannot be told. */
+static int lock_held(const char *dir)
+{
+	char path[4200], line[256];
+	struct stat sb;
+	FILE *f;
+	int held = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, GR_LOCK_FILE);
+	if (stat(path, &sb) < 0 || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	/* "1: FLOCK  ADVISORY  WRITE 4242 fe:00:10952742 0 EOF": the one
+	 * field with two colons is the file (waiters' lines too). */
+	while (!held && fgets(line, sizeof(line), f)) {
+		char *save = NULL;
+		for (char *tok = strtok_r(line, " \n", &save); tok && !held;
+		     tok = strtok_r(NULL, " \n", &save)) {
+			unsigned maj, min;
+			unsigned long long ino;
+			int end = 0;
+			if (sscanf(tok, "%x:%x:%llu%n", &maj, &min, &ino,
+				   &end) == 3 && !tok[end] &&
+			    maj == major(sb.st_dev) && min == minor(sb.st_dev) &&
+			    ino == (unsigned long long)sb.st_ino)
+				held = 1;
+		}
+	}
+	fclose(f);
+	return held;
+}
+
+/* Returns 1 if pid is a live process named gpurecd. */
+static int pid_is_gpurecd(int64_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (pid <= 0 || pid > INT32_MAX)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	return strcmp(comm, "gpurecd") == 0;
+}
+
+/* Returns the file's first STATUS_MAX bytes, or NULL with *err set (0:
+ * out of memory). */
+static char *read_small(const char *path, int *err)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	*err = f ? 0 : errno;
+	if (!f)
+		return NULL;
+	if (!(buf = malloc(STATUS_MAX + 1))) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, STATUS_MAX, f);
+	fclose(f);
+	buf[n] = 0;
+	return buf;
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	return t && sqlite3_column_type(st, i) != SQLITE_NULL ? strdup(t) : NULL;
+}
+
+static int64_t col_int(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_INTEGER ?
+		       sqlite3_column_int64(st, i) : -1;
+}
+
+/* Parses status.json with SQLite's JSON functions. */
+static void parse_status(struct ctx *c, struct recorder *r, const char *text)
+{
+	static const char sql[] =
+		"SELECT json_valid(?1) AND json_type(?1) = 'object', json(?1),"
+		" json_extract(?1, '$.state'), json_extract(?1, '$.pid'),"
+		" json_extract(?1, '$.version'),"
+		" json_extract(?1, '$.started_ns'),"
+		" json_extract(?1, '$.updated_ns'),"
+		" json_extract(?1, '$.segment'),"
+		" json_type(?1, '$.cuda.enabled'),"
+		" json_type(?1, '$.host.processes'),"
+		" json_type(?1, '$.host.sched'), json_type(?1, '$.host.io')";
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(c->mem, sql, -1, &st, NULL) != SQLITE_OK) {
+		c->oom = 1;
+		return;
+	}
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0)) {
+		r->valid = 1;
+		r->json = col_dup(st, 1);
+		if (sqlite3_column_type(st, 2) == SQLITE_TEXT)
+			r->file_state = col_dup(st, 2);
+		r->pid = col_int(st, 3);
+		if (sqlite3_column_type(st, 4) == SQLITE_TEXT)
+			r->version = col_dup(st, 4);
+		r->started_ns = col_int(st, 5);
+		r->updated_ns = col_int(st, 6);
+		if (sqlite3_column_type(st, 7) == SQLITE_TEXT)
+			r->segment = col_dup(st, 7);
+		r->families = 0;
+		for (int i = 0; i < 4; i++) {
+			const char *t = (const char *)sqlite3_column_text(st,
+									 8 + i);
+			if (t && strcmp(t, "true") == 0)
+				r->families |= 1 << i;
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+static void read_recorder(struct ctx *c, struct dstat *d)
+{
+	struct recorder *r = &d->rec;
+	char path[4200];
+	int err;
+
+	r->pid = r->started_ns = r->updated_ns = -1;
+	r->families = -1;
+	snprintf(path, sizeof(path), "%s/%s", d->path, STATUS_FILE);
+	char *text = read_small(path, &err);
+	r->has_file = text || err != ENOENT;
+	if (text)
+		parse_status(c, r, text);
+	else if (err && err != ENOENT)
+		r->read_errno = err;
+	else if (!err)
+		c->oom = 1;
+	free(text);
+	r->running = lock_held(d->path) || (r->valid && pid_is_gpurecd(r->pid));
+
+	int64_t age = r->updated_ns >= 0 ? c->o->now_ns - r->updated_ns : -1;
+	if (!r->has_file)
+		r->state = r->running ? "starting" : "none";
+	else if (!r->valid || !r->file_state)
+		r->state = "unreadable";
+	else if (strcmp(r->file_state, "recording") == 0)
+		r->state = !r->running ? "stale" :
+			   age > GR_STATUS_STALL_NS ? "stalled" : "recording";
+	else if (strcmp(r->file_state, "stopped") == 0)
+		r->state = r->running ? "starting" : "stopped";
+	else
+		r->state = r->file_state;
+}
+
+/* ---- segments ------------------------------------------------------------ */
+
+static int grow(struct ctx *c, uint32_t n)
+{
+	if (n <= c->cap)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		int64_t *p = realloc(c->vals[i], (size_t)n * sizeof(int64_t));
+		if (!p)
+			return -ENOMEM;
+		c->vals[i] = p;
+	}
+	c->cap = n;
+	return 0;
+}
+
+/* Decodes the drops table of an open segment into d->drops. */
+static void scan_drops(struct ctx *c, struct dstat *d, struct gr_segment *s)
+{
+	char *err = NULL;
+	struct gr_blockref b;
+	int rc;
+	int sc = -1, cc = -1;
+
+	if (gr_segment__load_colmap(s, GR_T_drops, &err) ||
+	    gr_segment__load_dict(s, &err) ||
+	    gr_segment__blocks(s, "drops", INT64_MIN, INT64_MAX, &err)) {
+		add_problem(c, d, s->path, err);
+		free(err);
+		return;
+	}
+	sc = s->colmap[GR_T_drops][GR_drops_source];
+	cc = s->colmap[GR_T_drops][GR_drops_count];
+	while ((rc = gr_segment__next_block(s, &b, &err)) != 0) {
+		int hn;
+		if (rc < 0) {
+			add_problem(c, d, s->path, err);
+			free(err);
+			err = NULL;
+			if (rc == -EBADMSG)
+				continue;
+			break;
+		}
+		if (sc < 0 || cc < 0 || gr_block__parse(&c->blk, b.payload,
+							 b.len) ||
+		    sc >= c->blk.ncols || cc >= c->blk.ncols ||
+		    grow(c, c->blk.nrows) ||
+		    gr_decoder__column(c->dec, &c->blk, sc, c->vals[0], NULL,
+				       &hn) ||
+		    gr_decoder__column(c->dec, &c->blk, cc, c->vals[1], NULL,
+				       &hn)) {
+			char why[128];
+			snprintf(why, sizeof(why), "block %lld of drops does "
+				 "not decode", (long long)b.id);
+			add_problem(c, d, s->path, why);
+			continue;
+		}
+		for (uint32_t i = 0; i < c->blk.nrows; i++) {
+			int64_t id = c->vals[0][i];
+			const char *src = id > 0 && id <= s->ndict ?
+						  s->dict[id] : NULL;
+			add_named(c, &d->drops, &d->ndrops, src ? src : "?",
+				  c->vals[1][i]);
+			d->drops_total += c->vals[1][i];
+		}
+	}
+}
+
+/* Adds one segment's blocks, per table, to d: all of them, or none when
+ * the segment cannot be read to the end. */
+static void scan_segment(struct ctx *c, struct dstat *d,
+			 const struct gr_catalog_seg *cs)
+{
+	struct tstat tab[GR_NTABLES] = { 0 }, total = { 0 };
+	int64_t first = INT64_MAX, last = INT64_MIN;
+	struct gr_segment *s;
+	sqlite3_stmt *st;
+	char *err = NULL;
+	int rc;
+
+	if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
+		d->unreadable++;
+		add_problem(c, d, cs->path, err);
+		free(err);
+		return;
+	}
+	/* length(payload) reads the row header only: no payload page. */
+	rc = sqlite3_prepare_v2(s->db, "SELECT tbl, count(*), total(count),"
+				" min(ts_min), max(ts_max),"
+				" total(length(payload)) FROM blocks GROUP BY"
+				" tbl", -1, &st, NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *tbl = (const char *)sqlite3_column_text(st, 0);
+		int t = tbl ? gr_table__find(tbl) : -1;
+		struct tstat one = {
+			(int64_t)sqlite3_column_double(st, 2),
+			sqlite3_column_int64(st, 1),
+			(int64_t)sqlite3_column_double(st, 5),
+		};
+		if (t >= 0 && (gr_tables[t].flags & GR_TF_EVENT))
+			tab[t] = one;
+		total.events += one.events;
+		total.blocks += one.blocks;
+		total.bytes += one.bytes;
+		if (one.events > 0) {
+			int64_t lo = sqlite3_column_int64(st, 3);
+			int64_t hi = sqlite3_column_int64(st, 4);
+			first = lo < first ? lo : first;
+			last = hi > last ? hi : last;
+		}
+		rc = SQLITE_OK;
+	}
+	if (rc != SQLITE_DONE) {
+		char why[512];
+		snprintf(why, sizeof(why), "cannot read its blocks: %s",
+			 sqlite3_errmsg(s->db));
+		d->unreadable++;
+		add_problem(c, d, cs->path, why);
+		sqlite3_finalize(st);
+		gr_segment__close(s);
+		return;
+	}
+	sqlite3_finalize(st);
+	add_named(c, &d->hosts, &d->nhosts, s->host, 0);
+	for (int t = 0; t < GR_NTABLES; t++) {
+		d->tab[t].events += tab[t].events;
+		d->tab[t].blocks += tab[t].blocks;
+		d->tab[t].bytes += tab[t].bytes;
+	}
+	d->total.events += total.events;
+	d->total.blocks += total.blocks;
+	d->total.bytes += total.bytes;
+	d->first_ns = first < d->first_ns ? first : d->first_ns;
+	d->last_ns = last > d->last_ns ? last : d->last_ns;
+	if (tab[GR_T_drops].blocks)
+		scan_drops(c, d, s);
+	gr_segment__close(s);
+}
+
+/* Sums the sizes of the directory's files (WAL, MANIFEST, status too). */
+static void dir_usage(struct dstat *d)
+{
+	DIR *dp = opendir(d->path);
+	struct dirent *de;
+	struct statvfs vfs;
+
+	if (statvfs(d->path, &vfs) == 0)
+		d->fs_avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (!dp)
+		return;
+	while ((de = readdir(dp))) {
+		struct stat sb;
+		if (fstatat(dirfd(dp), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(sb.st_mode))
+			d->dir_bytes += (uint64_t)sb.st_size;
+	}
+	closedir(dp);
+}
+
+static int cmp_seg_name(const void *key, const void *seg)
+{
+	return strcmp(key, ((const struct gr_catalog_seg *)seg)->name);
+}
+
+/* Fills d from the catalog's segments of directory index di. */
+static void scan_dir(struct ctx *c, struct dstat *d,
+		     const struct gr_catalog *cat, int di)
+{
+	const struct gr_manifest *m = &cat->manifests[di];
+
+	d->path = cat->dirs[di];
+	d->first_ns = INT64_MAX;
+	d->last_ns = INT64_MIN;
+	read_recorder(c, d);
+	for (int i = 0; i < cat->nsegs && !c->oom; i++) {
+		const struct gr_catalog_seg *cs = &cat->segs[i];
+		if (cs->dir != di)
+			continue;
+		d->segments++;
+		d->seg_bytes += cs->bytes;
+		if (cs->sealed)
+			d->sealed++;
+		else
+			d->open++;
+		scan_segment(c, d, cs);
+	}
+	/* The manifest's sealed segments: deleted by retention, or missing
+	 * (the catalog's segments of a directory are sorted by name). */
+	int lo = 0, n = 0;
+	while (lo < cat->nsegs && cat->segs[lo].dir != di)
+		lo++;
+	while (lo + n < cat->nsegs && cat->segs[lo + n].dir == di)
+		n++;
+	for (int i = 0; i < m->n; i++) {
+		const struct gr_manifest_entry *e = &m->e[i];
+		if (e->deleted) {
+			d->deleted++;
+			continue;
+		}
+		if (!n || !bsearch(e->name, cat->segs + lo, (size_t)n,
+				   sizeof(*cat->segs), cmp_seg_name)) {
+			char path[4200];
+			snprintf(path, sizeof(path), "%s/%s", d->path, e->name);
+			d->missing++;
+			add_problem(c, d, path, "missing: sealed in the manifest, "
+				    "not deleted by retention, not on disk");
+		}
+	}
+	if (m->bad_lines) {
+		char path[4200], why[128];
+		snprintf(path, sizeof(path), "%s/%s", d->path, GR_MANIFEST);
+		snprintf(why, sizeof(why), "%d malformed line(s), first at "
+			 "line %d", m->bad_lines, m->first_bad_line);
+		add_problem(c, d, path, why);
+	}
+	/* No readable segment: the hosts the manifest names. */
+	if (!d->nhosts)
+		for (int i = 0; i < cat->nsegs; i++)
+			if (cat->segs[i].dir == di && cat->segs[i].m)
+				add_named(c, &d->hosts, &d->nhosts,
+					  cat->segs[i].m->host, 0);
+	dir_usage(d);
+	if (d->nhosts > 1)
+		qsort(d->hosts, (size_t)d->nhosts, sizeof(*d->hosts),
+		      cmp_named);
+	if (d->ndrops > 1)
+		qsort(d->drops, (size_t)d->ndrops, sizeof(*d->drops),
+		      cmp_named);
+}
+
+/* What SQL's count(*) answers for table t: cuda_api is a union. */
+static struct tstat sql_count(const struct dstat *d, int t)
+{
+	struct tstat r = d->tab[t];
+	if (!(gr_tables[t].flags & GR_TF_UNION_CUDA))
+		return r;
+	for (int m = 0; m < GR_NTABLES; m++) {
+		if (m == t || !(gr_tables[m].flags & GR_TF_EVENT) ||
+		    strncmp(gr_tables[m].name, "cuda_", 5) != 0)
+			continue;
+		r.events += d->tab[m].events;
+		r.blocks += d->tab[m].blocks;
+		r.bytes += d->tab[m].bytes;
+	}
+	return r;
+}
+
+static void free_dstat(struct dstat *d)
+{
+	struct recorder *r = &d->rec;
+	free(r->file_state);
+	free(r->version);
+	free(r->segment);
+	free(r->json);
+	for (int i = 0; i < d->nhosts; i++)
+		free(d->hosts[i].name);
+	for (int i = 0; i < d->ndrops; i++)
+		free(d->drops[i].name);
+	for (int i = 0; i < d->nproblems; i++) {
+		free(d->problems[i].path);
+		free(d->problems[i].reason);
+	}
+	free(d->hosts);
+	free(d->drops);
+	free(d->problems);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* 2026-11-18T09:46:40.123456789Z (decimals 9) or .123Z (3). */
+static void fmt_time(char *buf, size_t len, int64_t ns, int decimals)
+{
+	time_t s = (time_t)(ns / 1000000000);
+	int64_t frac = ns % 1000000000;
+	struct tm tm;
+	if (frac < 0) {
+		frac += 1000000000;
+		s--;
+	}
+	gmtime_r(&s, &tm);
+	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	for (int i = decimals; i < 9; i++)
+		frac /= 10;
+	snprintf(buf + n, len - n, ".%0*" PRId64 "Z", decimals, frac);
+}
+
+static void json_opt_int(struct gr_json *j, const char *key, int64_t v)
+{
+	if (v < 0)
+		gr_json__null(j, key);
+	else
+		gr_json__int(j, key, v);
+}
+
+static const char *const family_names[] = { "cuda", "processes", "sched",
+					    "io" };
+
+static void json_recorder(struct gr_json *j, const struct ctx *c,
+			  const struct recorder *r)
+{
+	gr_json__begin(j, "recorder", '{');
+	gr_json__str(j, "state", r->state);
+	gr_json__bool(j, "running", r->running);
+	json_opt_int(j, "pid", r->pid);
+	gr_json__str(j, "version", r->version);
+	json_opt_int(j, "started_ns", r->started_ns);
+	json_opt_int(j, "updated_ns", r->updated_ns);
+	if (r->updated_ns >= 0)
+		gr_json__fixed(j, "updated_age_s",
+			       (double)(c->o->now_ns - r->updated_ns) / 1e9, 3);
+	else
+		gr_json__null(j, "updated_age_s");
+	gr_json__str(j, "segment", r->segment);
+	if (r->families < 0) {
+		gr_json__null(j, "families");
+	} else {
+		gr_json__begin(j, "families", '{');
+		for (int i = 0; i < 4; i++)
+			gr_json__bool(j, family_names[i], r->families >> i & 1);
+		gr_json__end(j, '{');
+	}
+	if (r->json)
+		gr_json__raw(j, "status_file", r->json);
+	else
+		gr_json__null(j, "status_file");
+	gr_json__end(j, '{');
+}
+
+static void json_span(struct gr_json *j, int64_t first, int64_t last)
+{
+	char buf[64];
+	gr_json__begin(j, "span", '{');
+	if (first > last) {
+		gr_json__null(j, "first_ns");
+		gr_json__null(j, "last_ns");
+		gr_json__null(j, "first");
+		gr_json__null(j, "last");
+		gr_json__null(j, "seconds");
+	} else {
+		gr_json__int(j, "first_ns", first);
+		gr_json__int(j, "last_ns", last);
+		fmt_time(buf, sizeof(buf), first, 9);
+		gr_json__str(j, "first", buf);
+		fmt_time(buf, sizeof(buf), last, 9);
+		gr_json__str(j, "last", buf);
+		gr_json__fixed(j, "seconds", (double)(last - first) / 1e9, 3);
+	}
+	gr_json__end(j, '{');
+}
+
+static void json_dir(struct gr_json *j, const struct ctx *c,
+		     const struct dstat *d)
+{
+	gr_json__begin(j, NULL, '{');
+	gr_json__str(j, "path", d->path);
+	gr_json__begin(j, "hosts", '[');
+	for (int i = 0; i < d->nhosts; i++)
+		gr_json__str(j, NULL, d->hosts[i].name);
+	gr_json__end(j, '[');
+	json_recorder(j, c, &d->rec);
+
+	gr_json__begin(j, "segments", '{');
+	gr_json__int(j, "total", d->segments);
+	gr_json__int(j, "sealed", d->sealed);
+	gr_json__int(j, "open", d->open);
+	gr_json__int(j, "unreadable", d->unreadable);
+	gr_json__int(j, "deleted", d->deleted);
+	gr_json__int(j, "missing", d->missing);
+	gr_json__end(j, '{');
+
+	json_span(j, d->first_ns, d->last_ns);
+
+	gr_json__begin(j, "disk", '{');
+	gr_json__int(j, "segment_bytes", (int64_t)d->seg_bytes);
+	gr_json__int(j, "dir_bytes", (int64_t)d->dir_bytes);
+	gr_json__int(j, "fs_avail_bytes", (int64_t)d->fs_avail);
+	gr_json__end(j, '{');
+
+	gr_json__begin(j, "events", '{');
+	gr_json__int(j, "total", d->total.events);
+	gr_json__int(j, "blocks", d->total.blocks);
+	gr_json__int(j, "payload_bytes", d->total.bytes);
+	gr_json__begin(j, "tables", '{');
+	for (int t = 0; t < GR_NTABLES; t++) {
+		if (!(gr_tables[t].flags & GR_TF_EVENT))
+			continue;
+		struct tstat ts = sql_count(d, t);
+		gr_json__begin(j, gr_tables[t].name, '{');
+		gr_json__int(j, "events", ts.events);
+		gr_json__int(j, "blocks", ts.blocks);
+		gr_json__int(j, "payload_bytes", ts.bytes);
+		gr_json__end(j, '{');
+	}
+	gr_json__end(j, '{');
+	gr_json__end(j, '{');
+
+	gr_json__begin(j, "drops", '{');
+	gr_json__int(j, "total", d->drops_total);
+	gr_json__begin(j, "sources", '{');
+	for (int i = 0; i < d->ndrops; i++)
+		gr_json__int(j, d->drops[i].name, d->drops[i].n);
+	gr_json__end(j, '{');
+	gr_json__end(j, '{');
+
+	gr_json__begin(j, "problems", '[');
+	for (int i = 0; i < d->nproblems; i++) {
+		gr_json__begin(j, NULL, '{');
+		gr_json__str(j, "path", d->problems[i].path);
+		gr_json__str(j, "reason", d->problems[i].reason);
+		gr_json__end(j, '{');
+	}
+	gr_json__end(j, '[');
+	gr_json__end(j, '{');
+}
+
+/* Sums of every directory. */
+struct totals {
+	int64_t segments, events, blocks, drops, problems;
+	uint64_t seg_bytes, dir_bytes;
+	int64_t first_ns, last_ns;
+};
+
+static void sum_dirs(const struct dstat *ds, int n, struct totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->first_ns = INT64_MAX;
+	t->last_ns = INT64_MIN;
+	for (int i = 0; i < n; i++) {
+		const struct dstat *d = &ds[i];
+		t->segments += d->segments;
+		t->events += d->total.events;
+		t->blocks += d->total.blocks;
+		t->drops += d->drops_total;
+		t->problems += d->nproblems;
+		t->seg_bytes += d->seg_bytes;
+		t->dir_bytes += d->dir_bytes;
+		if (d->first_ns < t->first_ns)
+			t->first_ns = d->first_ns;
+		if (d->last_ns > t->last_ns)
+			t->last_ns = d->last_ns;
+	}
+}
+
+static int print_json(const struct ctx *c, const struct dstat *ds, int n)
+{
+	struct gr_json j;
+	struct totals t;
+
+	sum_dirs(ds, n, &t);
+	gr_json__init(&j, c->o->out, c->o->pretty);
+	gr_json__begin(&j, NULL, '{');
+	gr_json__int(&j, "now_ns", c->o->now_ns);
+	gr_json__begin(&j, "dirs", '[');
+	for (int i = 0; i < n; i++)
+		json_dir(&j, c, &ds[i]);
+	gr_json__end(&j, '[');
+	gr_json__begin(&j, "total", '{');
+	gr_json__int(&j, "dirs", n);
+	gr_json__int(&j, "segments", t.segments);
+	gr_json__int(&j, "events", t.events);
+	gr_json__int(&j, "blocks", t.blocks);
+	gr_json__int(&j, "drops", t.drops);
+	gr_json__int(&j, "problems", t.problems);
+	gr_json__int(&j, "segment_bytes", (int64_t)t.seg_bytes);
+	gr_json__int(&j, "dir_bytes", (int64_t)t.dir_bytes);
+	json_span(&j, t.first_ns, t.last_ns);
+	gr_json__end(&j, '{');
+	gr_json__end(&j, '{');
+	return gr_json__finish(&j);
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+/* 1023 B, 1.5 KiB, 12.0 MiB … */
+static const char *fmt_bytes(char *buf, size_t len, uint64_t v)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB",
+					    "PiB" };
+	double x = (double)v;
+	int u = -1;
+	if (v < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", v);
+		return buf;
+	}
+	while (x >= 1024 && u < 4) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", x, unit[u]);
+	return buf;
+}
+
+/* 0.4 s, 59.9 s, 12m05s, 3h02m, 4d07h */
+static const char *fmt_dur(char *buf, size_t len, int64_t ns)
+{
+	int64_t s = (ns + 500000000) / 1000000000; /* rounded */
+	if (ns < 0)
+		snprintf(buf, len, "-%.1f s", (double)-ns / 1e9);
+	else if (ns < 59950000000ll) /* below what %.1f rounds to 60.0 */
+		snprintf(buf, len, "%.1f s", (double)ns / 1e9);
+	else if (s < 3600)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", s / 3600,
+			 s / 60 % 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h", s / 86400,
+			 s / 3600 % 24);
+	return buf;
+}
+
+/* Why a state is what it is, where the state alone does not say. */
+static const char *state_why(const char *state)
+{
+	if (!strcmp(state, "stale"))
+		return STATUS_FILE " says recording, but no gpurecd holds the "
+		       "directory (it crashed or was killed, or this is a copy)";
+	if (!strcmp(state, "stalled"))
+		return "a gpurecd holds the directory, but has not updated "
+		       STATUS_FILE " for over a minute";
+	if (!strcmp(state, "starting"))
+		return "a gpurecd holds the directory; " STATUS_FILE " is from "
+		       "the last run";
+	return NULL;
+}
+
+static void text_recorder(FILE *f, const struct ctx *c,
+			  const struct recorder *r)
+{
+	char t[64], age[32], up[32];
+	int64_t now = c->o->now_ns;
+	const char *why = state_why(r->state);
+
+	fprintf(f, "%-10s %s", "recorder", r->state);
+	if (!r->has_file) {
+		fprintf(f, r->running ? ": a gpurecd holds the directory; no "
+			"%s yet\n" : ": no %s (no gpurecd has run here)\n",
+			STATUS_FILE);
+		return;
+	}
+	if (!r->valid || !r->file_state) {
+		if (r->read_errno)
+			fprintf(f, ": cannot read %s: %s", STATUS_FILE,
+				strerror(r->read_errno));
+		else
+			fprintf(f, ": %s is not a status gpurecd wrote",
+				STATUS_FILE);
+		fprintf(f, "%s\n", r->running ?
+			" (a gpurecd holds the directory)" : "");
+		return;
+	}
+	if (r->pid >= 0)
+		fprintf(f, ", pid %" PRId64, r->pid);
+	if (r->version)
+		fprintf(f, ", gpurecd %s", r->version);
+	if (!strcmp(r->state, "recording") && r->started_ns >= 0)
+		fprintf(f, ", up %s", fmt_dur(up, sizeof(up),
+					      now - r->started_ns));
+	if (r->updated_ns >= 0) {
+		fmt_time(t, sizeof(t), r->updated_ns, 3);
+		fprintf(f, ", updated %s ago (%s)",
+			fmt_dur(age, sizeof(age), now - r->updated_ns), t);
+	}
+	fputc('\n', f);
+	if (why)
+		fprintf(f, "%-10s %s\n", "", why);
+	if (r->families >= 0) {
+		const char *sep = "probe families: ";
+		fprintf(f, "%-10s ", "");
+		for (int i = 0; i < 4; i++)
+			if (r->families >> i & 1) {
+				fprintf(f, "%s%s", sep, family_names[i]);
+				sep = ", ";
+			}
+		fprintf(f, "%s\n", r->families ? "" : "probe families: none");
+	}
+}
+
+static void text_dir(FILE *f, const struct ctx *c, const struct dstat *d)
+{
+	char a[32], b[32], e[32], t1[64], t2[64];
+
+	fprintf(f, "%-10s %s\n", "data", d->path);
+	fprintf(f, "%-10s", "host");
+	for (int i = 0; i < d->nhosts; i++)
+		fprintf(f, "%s%s", i ? ", " : " ", d->hosts[i].name);
+	fprintf(f, "%s\n", d->nhosts ? "" : " (unknown)");
+	text_recorder(f, c, &d->rec);
+	fprintf(f, "%-10s %d: %d sealed, %d open", "segments", d->segments,
+		d->sealed, d->open);
+	if (d->unreadable)
+		fprintf(f, ", %d unreadable", d->unreadable);
+	if (d->missing)
+		fprintf(f, ", %d missing", d->missing);
+	if (d->deleted)
+		fprintf(f, "; %d deleted by retention", d->deleted);
+	fputc('\n', f);
+	if (d->first_ns <= d->last_ns) {
+		fmt_time(t1, sizeof(t1), d->first_ns, 3);
+		fmt_time(t2, sizeof(t2), d->last_ns, 3);
+		fprintf(f, "%-10s %s .. %s (%s)\n", "span", t1, t2,
+			fmt_dur(a, sizeof(a), d->last_ns - d->first_ns));
+	} else {
+		fprintf(f, "%-10s no events\n", "span");
+	}
+	fprintf(f, "%-10s %s in segments, %s in the directory, %s free\n",
+		"disk", fmt_bytes(a, sizeof(a), d->seg_bytes),
+		fmt_bytes(b, sizeof(b), d->dir_bytes),
+		fmt_bytes(e, sizeof(e), d->fs_avail));
+	fprintf(f, "%-10s %" PRId64 " in %" PRId64 " blocks, %s compressed",
+		"events", d->total.events, d->total.blocks,
+		fmt_bytes(a, sizeof(a), (uint64_t)d->total.bytes));
+	if (d->total.events)
+		fprintf(f, " (%.1f B/event)",
+			(double)d->total.bytes / (double)d->total.events);
+	fputc('\n', f);
+	if (d->total.events)
+		fprintf(f, "  %-14s %12s %8s %10s %8s\n", "table", "events",
+			"blocks", "bytes", "B/event");
+	for (int t = 0; t < GR_NTABLES; t++) {
+		if (!(gr_tables[t].flags & GR_TF_EVENT))
+			continue;
+		struct tstat ts = sql_count(d, t);
+		if (!ts.events)
+			continue;
+		fprintf(f, "  %-14s %12" PRId64 " %8" PRId64 " %10s %8.1f\n",
+			gr_tables[t].name, ts.events, ts.blocks,
+			fmt_bytes(a, sizeof(a), (uint64_t)ts.bytes),
+			(double)ts.bytes / (double)ts.events);
+	}
+	if (!d->ndrops)
+		fprintf(f, "%-10s none\n", "drops");
+	else
+		fprintf(f, "%-10s %" PRId64 " events lost\n", "drops",
+			d->drops_total);
+	for (int i = 0; i < d->ndrops; i++)
+		fprintf(f, "  %-14s %12" PRId64 "\n", d->drops[i].name,
+			d->drops[i].n);
+	for (int i = 0; i < d->nproblems; i++)
+		fprintf(f, "%-10s %s: %s\n", i ? "" : "problems",
+			d->problems[i].path, d->problems[i].reason);
+}
+
+static int print_text(const struct ctx *c, const struct dstat *ds, int n)
+{
+	FILE *f = c->o->out;
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputc('\n', f);
+		text_dir(f, c, &ds[i]);
+	}
+	if (n > 1) {
+		struct totals t;
+		char a[32];
+		sum_dirs(ds, n, &t);
+		fprintf(f, "\n%-10s %d directories: %" PRId64 " segments, %"
+			PRId64 " events, %" PRId64 " dropped, %s in segments\n",
+			"total", n, t.segments, t.events, t.drops,
+			fmt_bytes(a, sizeof(a), t.seg_bytes));
+	}
+	if (fflush(f) != 0 || ferror(f))
+		return -EIO;
+	return 0;
+}
+
+/* ---- entry --------------------------------------------------------------- */
+
+int gr_status__print(const struct gr_status_opts *o)
+{
+	struct gr_catalog cat;
+	struct ctx c = { .o = o };
+	struct dstat *ds;
+	char *err = NULL;
+	int rc = 0;
+
+	if (gr_catalog__open(&cat, o->dirs, o->ndirs, &err)) {
+		fprintf(stderr, "gpurec: %s\n", err ? err : "out of memory");
+		free(err);
+		return 1;
+	}
+	for (int i = 0; i < o->ndirs; i++) {
+		char path[4200];
+		struct stat sb;
+		int segs = 0;
+		for (int k = 0; k < cat.nsegs; k++)
+			segs += cat.segs[k].dir == i;
+		snprintf(path, sizeof(path), "%s/%s", o->dirs[i], STATUS_FILE);
+		if (!segs && !cat.manifests[i].n && stat(path, &sb) < 0) {
+			fprintf(stderr, "gpurec: no recording in %s (no segment "
+				"files, no %s)\n", o->dirs[i], STATUS_FILE);
+			gr_catalog__free(&cat);
+			return 1;
+		}
+	}
+	ds = calloc((size_t)o->ndirs, sizeof(*ds));
+	c.dec = gr_decoder__new();
+	if (!ds || !c.dec ||
+	    sqlite3_open_v2(":memory:", &c.mem, SQLITE_OPEN_READWRITE,
+			    NULL) != SQLITE_OK)
+		c.oom = 1;
+	for (int i = 0; i < o->ndirs && !c.oom; i++)
+		scan_dir(&c, &ds[i], &cat, i);
+	if (!c.oom)
+		rc = o->json ? print_json(&c, ds, o->ndirs) :
+			       print_text(&c, ds, o->ndirs);
+	if (c.oom)
+		fprintf(stderr, "gpurec: out of memory\n");
+	else if (rc)
+		fprintf(stderr, "gpurec: cannot write output: %s\n",
+			strerror(-rc));
+	for (int i = 0; ds && i < o->ndirs; i++)
+		free_dstat(&ds[i]);
+	free(ds);
+	free(c.vals[0]);
+	free(c.vals[1]);
+	gr_block__free(&c.blk);
+	gr_decoder__free(c.dec);
+	sqlite3_close(c.mem);
+	gr_catalog__free(&cat);
+	return c.oom || rc ? 2 : 0;
+}
