@@ -105,6 +105,13 @@ eq "(report) sync-long: each synchronization, its stream and code" \
 eq "(report) memcpy-sum: by direction and mode" \
 	"$(r memcpy-sum | awk -F, '{ print $1 "," $2 "," $3 "," $4 "," $NF }' | tr '\n' ' ')" \
 	"D2D,sync,1,1048576,1 H2D,async,1,65536,1 D2H,sync,2,16384,2 H2D,sync,1,4096,1 "
+# Reports that read the summaries (sum_*) print what their raw-event form
+# prints, here over a real recording.
+for rr in top-kernels cuda-api-sum memcpy-sum "process --param pid=$pa"; do
+	got=$(r $rr) raw=$(r $rr --raw)
+	if [ "$got" == "$raw" ] && [ -n "$got" ]; then ok "(report) $rr from summaries equals --raw"
+	else bad "(report) $rr from summaries equals --raw" "[$got] vs [$raw]"; fi
+done
 "$GPUREC" --data "$D" report top-kernels --param nope=1 >/dev/null 2>"$T/rep.err"
 eq "(report) an unknown parameter: exit 1, named" "$?:$(cat "$T/rep.err")" \
 	"1:gpurec: report top-kernels takes no parameter 'nope' (gpurec report list shows its parameters)"
