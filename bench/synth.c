@@ -1,4 +1,5 @@
-/* synth.c - the synthetic launch, off-CPU and block I/O streams. */
+/* synth.c - the synthetic launch, off-CPU, block I/O, file I/O and drops
+ * streams. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +34,10 @@ struct gr_synth {
 	/* off-CPU and block I/O */
 	int64_t state_s, state_d, stacks[6], comm_worker, dev[2], op_r, op_w;
 	int64_t io_now, io_sector, off_now;
+	/* file I/O: syscalls and paths with every byte that needs escaping */
+	int64_t sys[3], paths[7], file_now;
+	int64_t drop_src[2];
+	uint64_t ndrops;
 	uint64_t seq;
 	/* strings by id, for the baseline */
 	char **strs;
@@ -234,7 +239,23 @@ struct gr_synth *gr_synth__new(struct gr_writer *w,
 	s->dev[1] = intern(s, "259:1");
 	s->op_r = intern(s, "R");
 	s->op_w = intern(s, "W");
-	s->io_now = s->off_now = o->start_ns;
+	static const char *const paths[] = {
+		"/data/shard-00.tar",
+		"/data/with \"quotes\" and \\backslash",
+		"/data/new\nline\ttab\r",
+		"/data/ctl\x01\x1f\x7f",
+		"/data/caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac.bin",
+		"/data/bad\xff\xfe utf8 \xe6\x97",
+		"/data/comma,semi;colon",
+	};
+	for (int i = 0; i < 7; i++)
+		s->paths[i] = intern(s, paths[i]);
+	s->sys[0] = intern(s, "openat");
+	s->sys[1] = intern(s, "read");
+	s->sys[2] = intern(s, "write");
+	s->drop_src[0] = intern(s, "cuda:ringbuf");
+	s->drop_src[1] = intern(s, "host:ringbuf");
+	s->io_now = s->off_now = s->file_now = o->start_ns;
 	s->io_sector = 2048;
 	for (int i = 1; i <= s->nstrs; i++)
 		if (!s->strs[i])
@@ -357,6 +378,45 @@ void gr_synth__next_block_io(struct gr_synth *s, int64_t *v,
 	v[GR_block_io_sector] = s->io_sector;
 	s->io_sector += bytes / 512 + (int64_t)(rnd(s) % 64) * 8;
 	*nullmask = 0;
+	/* Writeback and readahead: requests no process issued. */
+	if (seq % 8 == 7)
+		*nullmask = 1ull << GR_block_io_pid | 1ull << GR_block_io_tid |
+			    1ull << GR_block_io_comm;
+}
+
+void gr_synth__next_file_io(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
+{
+	uint64_t seq = s->seq++;
+	const struct proc *p = &s->p[seq % (uint64_t)s->o.nprocs];
+	int call = (int)(seq / (uint64_t)s->o.nprocs % 3);
+	int64_t fd = 3 + (int64_t)(seq % 5);
+
+	s->file_now = s->o.interval_ns ?
+		s->o.start_ns + (int64_t)seq * s->o.interval_ns :
+		s->file_now + 60000 + (int64_t)(rnd(s) % 200000);
+	v[GR_file_io_ts] = s->file_now;
+	v[GR_file_io_pid] = p->pid;
+	v[GR_file_io_tid] = p->pid + 1 + (int64_t)(seq % 2);
+	v[GR_file_io_comm] = s->comm_worker;
+	v[GR_file_io_dur] = s->o.interval_ns ? 20000 :
+			    1000 + (int64_t)(rnd(s) % 50000);
+	v[GR_file_io_syscall] = s->sys[call];
+	v[GR_file_io_fd] = fd;
+	v[GR_file_io_bytes] = call == 0 ? fd : call == 1 ? 4096 : 512;
+	v[GR_file_io_path] = s->paths[seq % 7];
+	*nullmask = call == 0 ? 0 : 1ull << GR_file_io_path;
+}
+
+void gr_synth__next_drops(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
+{
+	uint64_t seq = s->ndrops++;
+
+	/* One report per flush interval (100 ms). */
+	v[GR_drops_ts] = s->o.start_ns + (int64_t)seq * 100000000;
+	v[GR_drops_source] = s->drop_src[seq % 2];
+	v[GR_drops_count] = 1 + (int64_t)(seq % 5);
+	*nullmask = 1ull << GR_drops_pid | 1ull << GR_drops_tid |
+		    1ull << GR_drops_comm;
 }
 
 int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
@@ -371,6 +431,10 @@ int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 			gr_synth__next_offcpu(s, v, &nm);
 		else if (t == GR_T_block_io)
 			gr_synth__next_block_io(s, v, &nm);
+		else if (t == GR_T_file_io)
+			gr_synth__next_file_io(s, v, &nm);
+		else if (t == GR_T_drops)
+			gr_synth__next_drops(s, v, &nm);
 		else
 			return -EINVAL;
 		if ((err = gr_writer__append(s->w, t, v, nm)))

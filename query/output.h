@@ -8,6 +8,8 @@
 #ifndef GR_QUERY_OUTPUT_H
 #define GR_QUERY_OUTPUT_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
 
@@ -36,5 +38,14 @@ const char *gr_format__name(enum gr_format f);
  * error (a JSON array is then left unclosed); table prints nothing. */
 int gr_output__run(sqlite3_stmt *stmt, enum gr_format fmt, FILE *out,
 		   char **errmsg);
+
+/* What gr_output__utf8_next() gives for an ill-formed sequence. */
+#define GR_UTF8_BAD UINT32_MAX
+
+/* Decodes one UTF-8 sequence at @s (@n > 0 bytes left), as every format
+ * here does.  Returns the bytes consumed; *cp is the code point, or
+ * GR_UTF8_BAD for an ill-formed sequence, whose maximal subpart (>= 1
+ * bytes) is then consumed. */
+size_t gr_output__utf8_next(const unsigned char *s, size_t n, uint32_t *cp);
 
 #endif
