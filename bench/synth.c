@@ -1,4 +1,5 @@
-/* synth.c - the synthetic launch, off-CPU and block I/O streams. */
+/* synth.c - the synthetic launch, off-CPU, block I/O, file I/O and drops
+ * streams. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +38,8 @@ struct gr_synth {
 	/* off-CPU and block I/O */
 	int64_t state_s, state_d, stacks[6], comm_worker, dev[2], op_r, op_w;
 	int64_t io_now, io_sector, off_now;
+	/* file I/O: syscalls and paths with every byte that needs escaping */
+	int64_t sys[3], paths[7], file_now;
 	uint64_t seq;
 	/* drops: its own sequence, its strings interned on first use */
 	int64_t drop_src[3];
@@ -259,7 +262,21 @@ struct gr_synth *gr_synth__new(struct gr_writer *w,
 	s->dev[1] = intern(s, "259:1");
 	s->op_r = intern(s, "R");
 	s->op_w = intern(s, "W");
-	s->io_now = s->off_now = o->start_ns;
+	static const char *const paths[] = {
+		"/data/shard-00.tar",
+		"/data/with \"quotes\" and \\backslash",
+		"/data/new\nline\ttab\r",
+		"/data/ctl\x01\x1f\x7f",
+		"/data/caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac.bin",
+		"/data/bad\xff\xfe utf8 \xe6\x97",
+		"/data/comma,semi;colon",
+	};
+	for (int i = 0; i < 7; i++)
+		s->paths[i] = intern(s, paths[i]);
+	s->sys[0] = intern(s, "openat");
+	s->sys[1] = intern(s, "read");
+	s->sys[2] = intern(s, "write");
+	s->io_now = s->off_now = s->file_now = o->start_ns;
 	s->io_sector = 2048;
 	for (int i = 1; i <= s->nstrs; i++)
 		if (!s->strs[i])
@@ -407,6 +424,33 @@ void gr_synth__next_block_io(struct gr_synth *s, int64_t *v,
 	v[GR_block_io_sector] = s->io_sector;
 	s->io_sector += bytes / 512 + (int64_t)(rnd(s) % 64) * 8;
 	*nullmask = 0;
+	/* Writeback and readahead: requests no process issued. */
+	if (seq % 8 == 7)
+		*nullmask = 1ull << GR_block_io_pid | 1ull << GR_block_io_tid |
+			    1ull << GR_block_io_comm;
+}
+
+void gr_synth__next_file_io(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
+{
+	uint64_t seq = s->seq++;
+	const struct proc *p = &s->p[seq % (uint64_t)s->o.nprocs];
+	int call = (int)(seq / (uint64_t)s->o.nprocs % 3);
+	int64_t fd = 3 + (int64_t)(seq % 5);
+
+	s->file_now = s->o.interval_ns ?
+		s->o.start_ns + (int64_t)seq * s->o.interval_ns :
+		s->file_now + 60000 + (int64_t)(rnd(s) % 200000);
+	v[GR_file_io_ts] = s->file_now;
+	v[GR_file_io_pid] = p->pid;
+	v[GR_file_io_tid] = p->pid + 1 + (int64_t)(seq % 2);
+	v[GR_file_io_comm] = s->comm_worker;
+	v[GR_file_io_dur] = s->o.interval_ns ? 20000 :
+			    1000 + (int64_t)(rnd(s) % 50000);
+	v[GR_file_io_syscall] = s->sys[call];
+	v[GR_file_io_fd] = fd;
+	v[GR_file_io_bytes] = call == 0 ? fd : call == 1 ? 4096 : 512;
+	v[GR_file_io_path] = s->paths[seq % 7];
+	*nullmask = call == 0 ? 0 : 1ull << GR_file_io_path;
 }
 
 /* Drops as gpurecd writes them (no pid, tid or comm): source i % 3 of
@@ -441,6 +485,8 @@ int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 			gr_synth__next_offcpu(s, v, &nm);
 		else if (t == GR_T_block_io)
 			gr_synth__next_block_io(s, v, &nm);
+		else if (t == GR_T_file_io)
+			gr_synth__next_file_io(s, v, &nm);
 		else if (t == GR_T_drops)
 			gr_synth__next_drops(s, v, &nm);
 		else

@@ -40,13 +40,17 @@ void gr_synth__free(struct gr_synth *s);
  * writing it: the benchmark's baseline stores the same events. */
 void gr_synth__next_launch(struct gr_synth *s, int64_t *vals,
 			   uint64_t *nullmask);
-/* The same for the off-CPU and block I/O streams. */
+/* The same for the off-CPU and block I/O streams (every 8th request
+ * issued by no process), file I/O (paths with quotes, backslashes,
+ * control characters, UTF-8 and ill-formed UTF-8) and drops. */
 void gr_synth__next_offcpu(struct gr_synth *s, int64_t *vals,
 			   uint64_t *nullmask);
 void gr_synth__next_block_io(struct gr_synth *s, int64_t *vals,
 			     uint64_t *nullmask);
 /* Drops: source "cuda:ringbuf", "cuda:depth", "cuda:store" in turn, count
  * 1 + i % 4 for the i-th, one per interval_ns (else per second). */
+void gr_synth__next_file_io(struct gr_synth *s, int64_t *vals,
+			    uint64_t *nullmask);
 void gr_synth__next_drops(struct gr_synth *s, int64_t *vals,
 			  uint64_t *nullmask);
 
@@ -58,10 +62,10 @@ const char *gr_synth__str(const struct gr_synth *s, int64_t id);
 void gr_synth__next_memcpy(struct gr_synth *s, int64_t *vals,
 			   uint64_t *nullmask);
 
-/* Appends n events of table t (cuda_kernel, offcpu, block_io or drops)
- * through the writer, calling gr_writer__flush every flush_every events
- * (0: never); with memcpy_every, cuda_kernel's launches are followed by
- * copies (not counted in n).  Returns 0 or -errno. */
+/* Appends n events of table t (cuda_kernel, offcpu, block_io, file_io or
+ * drops) through the writer, calling gr_writer__flush every flush_every
+ * events (0: never); with memcpy_every, cuda_kernel's launches are
+ * followed by copies (not counted in n).  Returns 0 or -errno. */
 int gr_synth__write(struct gr_synth *s, int t, uint64_t n,
 		    uint64_t flush_every);
 

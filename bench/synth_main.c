@@ -16,8 +16,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpurec-synth --data DIR [--events N] [--table T]...\n"
 		"  --table T          cuda_kernel (default), offcpu, block_io, "
-		"drops;\n"
-		"                     repeatable\n"
+		"file_io,\n"
+		"                     drops; repeatable\n"
 		"  --events N         events per table (default 100000)\n"
 		"  --host NAME        host name in the metadata (default "
 		"synthetic)\n"

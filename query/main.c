@@ -20,6 +20,7 @@
 
 #include "common/parse.h"
 #include "query/aggregates.h"
+#include "query/export.h"
 #include "query/output.h"
 #include "query/report.h"
 #include "query/status.h"
@@ -38,7 +39,10 @@ struct opts {
 	int ndata;
 	const char *since, *until;
 	enum gr_format format;
+	const char *format_arg; /* --format as given: export has its own */
 	int format_set;
+	const char *output;   /* -o, --output: export's file or directory */
+	int force;            /* --force: export may replace files */
 	int has_pid;
 	int raw;              /* report --raw: from raw events */
 	int64_t pid;
@@ -658,6 +662,34 @@ static int cmd_report(struct opts *o)
 	return rc;
 }
 
+static int cmd_export(struct opts *o)
+{
+	struct gr_export x = { .out = o->output, .force = o->force };
+	char err[512];
+
+	if (!o->format_arg)
+		die_user("export needs --format perfetto, csv, jsonl or sqlite");
+	if (gr_export_format__parse(o->format_arg, &x.fmt))
+		die_user("bad --format '%s' for export: expected perfetto, csv, "
+			 "jsonl or sqlite", o->format_arg);
+	if (!o->output)
+		die_user("export needs -o FILE (csv and jsonl: -o DIR, or a file "
+			 "for one table)");
+	if (gr_export__prepare(&x, o->argv, o->argc, err, sizeof(err)))
+		die_user("%s", err);
+
+	struct gr_qctx q;
+	open_qctx(o, &q);
+	sqlite3 *db = open_db(&q, NULL);
+	int rc = gr_export__run(&x, db, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "gpurec: %s\n", err);
+	sqlite3_close(db);
+	free(q.warned);
+	gr_catalog__free(&q.cat);
+	return rc;
+}
+
 struct command {
 	const char *name;
 	int (*fn)(struct opts *o);
@@ -676,6 +708,9 @@ static const struct command commands[] = {
 	  "check every block checksum and the segment hash chain" },
 	{ "report", cmd_report, "list | NAME",
 	  "canned forensic reports (--param KEY=VALUE sets theirs)" },
+	{ "export", cmd_export, "-o PATH [TABLE...]",
+	  "decoded data for other tools: --format perfetto, csv, jsonl or "
+	  "sqlite" },
 };
 
 static void usage(FILE *f)
@@ -699,6 +734,14 @@ static void usage(FILE *f)
 		"                   terminal, csv otherwise); status and verify: "
 		"text,\n"
 		"                   or one JSON object with json or jsonl\n"
+		"                   terminal, csv otherwise); export: perfetto, "
+		"csv, jsonl\n"
+		"                   or sqlite\n"
+		"  -o, --output P   export: the file (csv and jsonl: a directory, "
+		"of TABLE.csv\n"
+		"                   or TABLE.jsonl; a file for one table; - is "
+		"stdout)\n"
+		"  --force          export: replace files that exist\n"
 		"  --param K=V      report: set one of its parameters "
 		"(repeatable)\n"
 		"  --raw            report: answer from raw events, not the "
@@ -722,6 +765,8 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "param", required_argument, NULL, 'P' },
 		{ "raw", no_argument, NULL, 'R' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -734,7 +779,7 @@ int main(int argc, char **argv)
 	if (!o.data || !o.params)
 		return EXIT_INTERNAL;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":vho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o.data[o.ndata++] = optarg;
@@ -746,10 +791,14 @@ int main(int argc, char **argv)
 			o.until = optarg;
 			break;
 		case 'f':
-			if (gr_format__parse(optarg, &o.format))
-				die_user("bad --format '%s': expected table, csv, "
-					 "json, jsonl or line", optarg);
+			o.format_arg = optarg;
 			o.format_set = 1;
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'F':
+			o.force = 1;
 			break;
 		case 'p': {
 			char *end;
@@ -800,15 +849,24 @@ int main(int argc, char **argv)
 		free(o.params);
 		return help ? 0 : EXIT_USER;
 	}
+	const char *name = argv[optind];
+	int exporting = strcmp(name, "export") == 0;
 	if (!o.ndata)
 		o.data[o.ndata++] = DEFAULT_DATA;
+	/* export names its own formats (cmd_export checks them). */
+	if (o.format_set && !exporting &&
+	    gr_format__parse(o.format_arg, &o.format))
+		die_user("bad --format '%s': expected table, csv, json, jsonl or "
+			 "line", o.format_arg);
 	if (!o.format_set)
 		o.format = isatty(STDOUT_FILENO) ? GR_FMT_TABLE : GR_FMT_CSV;
-	const char *name = argv[optind];
 	o.argc = argc - optind - 1;
 	o.argv = argv + optind + 1;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(commands[i].name, name) == 0) {
+			if (!exporting && (o.output || o.force))
+				die_user("%s applies to export only",
+					 o.output ? "-o" : "--force");
 			int rc = commands[i].fn(&o);
 			free(o.data);
 			free(o.params);

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define BAD_CP UINT32_MAX
+#define BAD_CP GR_UTF8_BAD
 
 static const char *const fmt_names[] = {
 	[GR_FMT_TABLE] = "table",
@@ -168,6 +168,11 @@ static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
 	}
 	*cp = c;
 	return need + 1;
+}
+
+size_t gr_output__utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	return utf8_next(s, n, cp);
 }
 
 /* Appends @s for a terminal: valid UTF-8 as is, control characters and

@@ -8,6 +8,7 @@
 #ifndef GR_QUERY_OUTPUT_H
 #define GR_QUERY_OUTPUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
@@ -70,5 +71,13 @@ void gr_json__raw(struct gr_json *j, const char *key, const char *json);
 /* Ends the document with a newline and flushes.  Returns 0, or -ENOMEM /
  * -EIO (writing failed). */
 int gr_json__finish(struct gr_json *j);
+/* What gr_output__utf8_next() gives for an ill-formed sequence. */
+#define GR_UTF8_BAD UINT32_MAX
+
+/* Decodes one UTF-8 sequence at @s (@n > 0 bytes left), as every format
+ * here does.  Returns the bytes consumed; *cp is the code point, or
+ * GR_UTF8_BAD for an ill-formed sequence, whose maximal subpart (>= 1
+ * bytes) is then consumed. */
+size_t gr_output__utf8_next(const unsigned char *s, size_t n, uint32_t *cp);
 
 #endif

@@ -503,5 +503,179 @@ synth --data "$M" --events 2400 --interval 1000 --start "$S_NS" --rotate-every 2
 eq "1200 segments written" "$(ls "$M" | grep -c '\.seg$')" 1200
 eq "one query spans 1200 segments" "$(q --data "$M" sql 'SELECT count(*), count(DISTINCT ts) FROM cuda_kernel')" "2400,2400"
 
+# --- export ---------------------------------------------------------------
+# A jittered recording of every table gpurec-synth writes: block requests
+# overlap (lanes), an eighth of them issued by no process, and file paths
+# hold quotes, backslashes, control bytes, UTF-8 and ill-formed UTF-8.
+E="$T/e" X="$T/x"
+synth --data "$E" --events 3000 --start "$S_NS" --host alpha --table cuda_kernel \
+	--table offcpu --table block_io --table file_io --table drops
+mkdir "$X"
+EVENT_TABLES="cuda_kernel cuda_memcpy cuda_memset cuda_mem cuda_sync cuda_graph cuda_api nccl offcpu runq block_io file_io process drops"
+eq "export: the event tables are the schema's" \
+	"$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | grep -v '^segments$' | grep -v '^sum_' | tr '\n' ' ')" "$EVENT_TABLES "
+sq() { q --data "$E" sql "$1"; }
+eq "export: the recording has every kind of row" \
+	"$(sq "SELECT (SELECT count(*) FROM block_io WHERE pid IS NULL), (SELECT count(DISTINCT path) FROM file_io), (SELECT count(*) FROM drops)")" "375,7,3000"
+fact() { grep "^$1 " "$X/t.facts"; }
+
+"$GPUREC" --data "$E" export --format perfetto -o "$X/t.json" 2>"$T/err"
+eq "perfetto: exit 0, nothing on stderr" "$?:$(cat "$T/err")" "0:"
+python3 tests/cli/check_trace.py "$X/t.json" "$S_NS" >"$X/t.facts"
+eq "perfetto: strict UTF-8 JSON, displayTimeUnit first, no raw control byte" "$(fact format)" "format OK"
+for t in cuda_kernel offcpu block_io file_io; do
+	eq "perfetto: an X event per $t row, ts and dur exact to the ns" "$(fact "X $t")" \
+		"X $t $(sq "SELECT count(*), sum(ts - $S_NS), sum(dur) FROM $t" | tr , ' ')"
+done
+eq "perfetto: cuda_api adds no call that cuda_kernel holds" "$(fact "X cuda_api")" ""
+eq "perfetto: drops as global instants" "$(fact "i drops")" "i drops 3000"
+eq "perfetto: no other event" "$(fact other)" "other 0"
+procs=$(sq "SELECT count(DISTINCT pid) + (SELECT count(*) > 0 FROM block_io WHERE pid IS NULL) FROM (SELECT pid FROM cuda_kernel UNION ALL SELECT pid FROM offcpu UNION ALL SELECT pid FROM file_io UNION ALL SELECT pid FROM block_io WHERE pid IS NOT NULL)")
+eq "perfetto: a process_name per process, and one for block devices" "$(fact "M process_name")" "M process_name $procs"
+lanes=$(fact lanes | cut -d' ' -f2)
+threads=$(sq "SELECT count(*) FROM (SELECT pid, tid FROM cuda_kernel UNION SELECT pid, tid FROM offcpu UNION SELECT pid, tid FROM file_io)")
+eq "perfetto: a thread_name per thread and per lane" "$(fact "M thread_name")" "M thread_name $((threads + lanes))"
+eq "perfetto: every track and process named once, no name without a track" \
+	"$(fact unnamed), $(fact idle-names)" "unnamed 0, idle-names 0"
+groups=$(sq "SELECT count(DISTINCT pid) + count(DISTINCT CASE WHEN pid IS NULL THEN dev END) FROM block_io")
+eq "perfetto: block requests on as few lanes as were in flight, never overlapping" \
+	"$(fact lanes), $(fact lane-overlaps), more lanes than groups: $((lanes > groups))" \
+	"lanes $lanes $lanes, lane-overlaps 0, more lanes than groups: 1"
+
+# Exact values: the first launch, the names of every kind, the paths.
+"$GPUREC" --data "$E" --format json sql "SELECT DISTINCT path FROM file_io WHERE path IS NOT NULL" >"$X/paths.json"
+python3 - "$X/t.json" "$X/paths.json" >"$X/t.values" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1]), parse_float=str)["traceEvents"]
+x = [e for e in d if e["ph"] == "X"]
+k = min((e for e in x if e["cat"] == "cuda_kernel"), key=lambda e: int(e["ts"].replace(".", "")))
+a = k["args"]
+print("first:", k["ts"], k["dur"], k["name"] == a["kernel"], k["pid"], k["tid"], a["grid_x"], a["block_x"], a["shared_mem"], a["api"])
+names = collections.defaultdict(set)
+for e in x:
+    names[e["cat"]].add(e["name"])
+for c in ("offcpu", "block_io", "file_io"):
+    print(c + ":", " ".join(sorted(names[c])))
+print("kernel names:", all(e["name"] == (e["args"].get("kernel") or e["args"].get("kernel_mangled") or e["args"]["api"]) for e in x if e["cat"] == "cuda_kernel"))
+m = [e for e in d if e["ph"] == "M"]
+procs = {e["pid"]: e["args"]["name"] for e in m if e["name"] == "process_name"}
+threads = [(e["pid"], e["tid"], e["args"]["name"]) for e in m if e["name"] == "thread_name"]
+print("processes:", " ".join(sorted(set(procs.values()))))
+print("threads:", " ".join(sorted({n for p, t, n in threads if t < 1 << 22})))
+dev = [p for p, n in procs.items() if n == "block devices"]
+print("block devices:", dev, " ".join(sorted({n.split(" (")[0] for p, t, n in threads if p in dev})))
+print("process lanes:", " ".join(sorted({n.split(" (")[0] for p, t, n in threads if p not in dev and t >= 1 << 22})))
+print("lane args:", all({"pid", "tid", "comm", "dev", "op", "bytes", "sector"} <= set(e["args"]) for e in x if e["cat"] == "block_io" and e["pid"] not in dev))
+paths = {e["args"]["path"] for e in x if e["cat"] == "file_io" and "path" in e["args"]}
+want = {r["path"] for r in json.load(open(sys.argv[2]))}
+print("paths:", len(paths), paths == want)
+PY
+IFS=, read -r fts fdur fkernel fpid ftid fgrid fblock fsmem fapi <<<"$(sq "SELECT ts, dur, kernel = kernel, pid, tid, grid_x, block_x, shared_mem, api FROM cuda_kernel ORDER BY ts LIMIT 1")"
+eq "perfetto: the first launch: µs with every ns, its name, dims and api" "$(sed -n 1p "$X/t.values")" \
+	"first: ${fts:0:-3}.${fts: -3} $((fdur / 1000)).$(printf %03d $((fdur % 1000))) True $fpid $ftid $fgrid $fblock $fsmem $fapi"
+eq "perfetto: slices named by state, op and syscall" "$(sed -n 2,4p "$X/t.values" | tr '\n' '|')" \
+	"offcpu: offcpu D offcpu S|block_io: block R block W|file_io: openat read write|"
+eq "perfetto: launches named by their kernel" "$(sed -n 5p "$X/t.values")" "kernel names: True"
+eq "perfetto: processes and threads named by comm; block devices a process" "$(sed -n 6,7p "$X/t.values" | tr '\n' '|')" \
+	"processes: block devices pt_data_worker python3|threads: pt_data_worker python3|"
+eq "perfetto: lanes of block devices by device, of processes as block I/O" "$(sed -n 8,9p "$X/t.values" | tr '\n' '|')" \
+	"block devices: [4194304] 259:0|process lanes: block I/O|"
+eq "perfetto: block requests of a process carry pid, tid and comm" "$(sed -n 10p "$X/t.values")" "lane args: True"
+eq "perfetto: every path escaped and read back as gpurec sql's JSON has it" "$(sed -n 11p "$X/t.values")" "paths: 7 True"
+
+# Table choice and the common options.
+"$GPUREC" --data "$E" export --format perfetto -o "$X/api.json" cuda_api
+eq "perfetto cuda_api alone: every call, as cuda_api" \
+	"$(python3 tests/cli/check_trace.py "$X/api.json" "$S_NS" | grep '^X ')" \
+	"X cuda_api $(sq "SELECT count(*), sum(ts - $S_NS), sum(dur) FROM cuda_api" | tr , ' ')"
+"$GPUREC" --data "$A" --pid 41017 --since "$since" --until "$until" export --format perfetto -o "$X/pid.json"
+python3 tests/cli/check_trace.py "$X/pid.json" "$S_NS" >"$X/pid.facts"
+eq "perfetto --pid --since --until: that process's events of the window, nesting" \
+	"$(grep -E '^(X|M|thread-overlaps) ' "$X/pid.facts" | tr '\n' '|')" \
+	"X cuda_kernel $(q --data "$A" --pid 41017 --since "$since" --until "$until" sql "SELECT count(*), sum(ts - $S_NS), sum(dur) FROM cuda_kernel" | tr , ' ')|M process_name 1|M thread_name 1|thread-overlaps 0|"
+"$GPUREC" --data "$E" --data "$B" export --format perfetto -o "$X/hosts.json" cuda_kernel
+got=$(python3 - "$X/hosts.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))["traceEvents"]
+seen = collections.Counter((e["args"]["host"], e["pid"] // 10000000, e["pid"] % 10000000 // 1000) for e in d if e["ph"] == "X")
+names = sorted({e["args"]["name"] for e in d if e["name"] == "process_name"})
+print(sorted(seen.items()), names)
+PY
+)
+eq "perfetto over two hosts: pids apart, hosts named" "$got" \
+	"[(('alpha', 0, 41), 3000), (('beta', 1, 41), 30000)] ['python3 (alpha)', 'python3 (beta)']"
+"$GPUREC" --data "$E" export --format perfetto -o - drops | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["traceEvents"]))' >"$T/n"
+eq "perfetto -o - writes to stdout" "$(cat "$T/n")" 3000
+
+# sqlite: plain tables, what gpurec sql answers, read by the sqlite3 CLI.
+"$GPUREC" --data "$E" export --format sqlite -o "$X/e.db" 2>"$T/err"
+eq "sqlite: exit 0, nothing on stderr" "$?:$(cat "$T/err")" "0:"
+eq "sqlite: every event table and an index on ts of each, nothing else" \
+	"$(sqlite3 "$X/e.db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid); SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql LIKE '%(ts)'" | tr '\n' '|')" \
+	"$EVENT_TABLES|14|"
+eq "sqlite: each table's rows, columns, types and values as gpurec sql has them" \
+	"$(bash tests/cli/sqlite_diff.sh "$GPUREC" "$X/e.db" $EVENT_TABLES -- --data "$E")" ""
+eq "sqlite: the paths' bytes exact" \
+	"$(sqlite3 "$X/e.db" "SELECT group_concat(h, ' ') FROM (SELECT DISTINCT hex(path) AS h FROM file_io WHERE path IS NOT NULL ORDER BY 1)")" \
+	"$(sq "SELECT group_concat(h, ' ') FROM (SELECT DISTINCT hex(path) AS h FROM file_io WHERE path IS NOT NULL ORDER BY 1)")"
+eq "sqlite: the first block request, host and NULLs kept" \
+	"$(sqlite3 -csv "$X/e.db" "SELECT * FROM block_io WHERE pid IS NULL ORDER BY ts LIMIT 1")" \
+	"$(sq "SELECT * FROM block_io WHERE pid IS NULL ORDER BY ts LIMIT 1")"
+md5=$(md5sum <"$X/e.db")
+user_error "sqlite: an existing file is kept without --force" "$X/e.db exists (--force replaces it)" \
+	--data "$E" export --format sqlite -o "$X/e.db"
+eq "sqlite: the refused file is unchanged" "$(md5sum <"$X/e.db")" "$md5"
+"$GPUREC" --data "$E" --until "$(rfc $((S + 1)))" export --format sqlite -o "$X/e.db" --force offcpu
+eq "sqlite --force replaces it; tables named, --until applies" \
+	"$(sqlite3 "$X/e.db" "SELECT group_concat(name) FROM sqlite_master WHERE type = 'table'; SELECT count(*) FROM offcpu")" \
+	"offcpu
+$(q --data "$E" --until "$(rfc $((S + 1)))" sql "SELECT count(*) FROM offcpu")"
+
+# csv and jsonl: one file per table, the bytes gpurec sql prints.
+"$GPUREC" --data "$E" export --format csv -o "$X/csv" && "$GPUREC" --data "$E" export --format jsonl -o "$X/jsonl"
+eq "csv, jsonl: -o DIR holds TABLE.csv, TABLE.jsonl for every event table" \
+	"$(ls "$X/csv" | tr '\n' ' ')/$(ls "$X/jsonl" | tr '\n' ' ')" \
+	"$(for t in $EVENT_TABLES; do echo "$t.csv"; done | sort | tr '\n' ' ')/$(for t in $EVENT_TABLES; do echo "$t.jsonl"; done | sort | tr '\n' ' ')"
+differ=""
+for t in $EVENT_TABLES; do
+	"$GPUREC" --data "$E" --format csv sql "SELECT * FROM $t" | cmp -s - "$X/csv/$t.csv" || differ+="$t.csv "
+	"$GPUREC" --data "$E" --format jsonl sql "SELECT * FROM $t" | cmp -s - "$X/jsonl/$t.jsonl" || differ+="$t.jsonl "
+done
+eq "csv, jsonl: each file is what gpurec sql prints, byte for byte" "$differ" ""
+got=$(python3 - "$X" <<'PY'
+import csv, json, sys
+x = sys.argv[1]
+rows = list(csv.DictReader(open(x + "/csv/file_io.csv", newline="", encoding="utf-8", errors="surrogateescape")))
+lines = [json.loads(l) for l in open(x + "/jsonl/file_io.jsonl", encoding="utf-8")]
+paths = sorted({r["path"].encode("utf-8", "surrogateescape") for r in rows if r["path"]})
+print(len(rows), len(lines), len(paths), " ".join(p.hex().upper() for p in paths))
+print(lines[0]["ts"], lines[0]["syscall"], repr(lines[1]["path"]), len(list(csv.reader(open(x + "/csv/drops.csv", newline="")))) - 1)
+PY
+)
+eq "csv, jsonl: row counts and the exact bytes of every path" "$(sed -n 1p <<<"$got")" \
+	"3000 3000 7 $(sq "SELECT group_concat(h, ' ') FROM (SELECT DISTINCT hex(path) AS h FROM file_io WHERE path IS NOT NULL ORDER BY 1)")"
+eq "csv, jsonl: exact values" "$(sed -n 2p <<<"$got")" "$(sq "SELECT ts, syscall FROM file_io LIMIT 1" | tr , ' ') None 3000"
+"$GPUREC" --data "$E" export --format csv -o "$X/k.csv" cuda_kernel && "$GPUREC" --data "$E" export --format jsonl -o - drops >"$X/d.jsonl"
+"$GPUREC" --data "$E" export --format jsonl -o "$X/one/" drops
+eq "csv, jsonl: -o FILE (or -) for one table, -o DIR/ for a directory" \
+	"$(tr -d '\r' <"$X/k.csv" | wc -l) $(wc -l <"$X/d.jsonl") $(ls "$X/one")" "3001 3000 drops.jsonl"
+
+# Errors: one line, exit 1, nothing left behind.
+user_error "export: unknown format" "bad --format 'xml' for export: expected perfetto, csv, jsonl or sqlite" --data "$E" export --format xml -o "$X/y"
+user_error "export: no format" "export needs --format perfetto, csv, jsonl or sqlite" --data "$E" export -o "$X/y"
+user_error "export: no -o" "export needs -o FILE" --data "$E" export --format sqlite
+user_error "export: unknown table" "no table 'nope' (gpurec tables lists them)" --data "$E" export --format csv -o "$X/y" nope
+user_error "export: perfetto of segments" "segments is not an event table: perfetto exports events" --data "$E" export --format perfetto -o "$X/y" segments
+user_error "export: unwritable path" "cannot write $T/none/t.json: No such file or directory" --data "$E" export --format perfetto -o "$T/none/t.json"
+user_error "export: a path through a file" "cannot write $X/e.db/t.json: Not a directory" --data "$E" export --format perfetto -o "$X/e.db/t.json"
+user_error "export: an existing file in -o DIR" "$X/csv/cuda_kernel.csv exists (--force replaces it)" --data "$E" export --format csv -o "$X/csv"
+user_error "export: -o DIR that is a file" "$X/k.csv is not a directory: csv of several tables writes DIR/TABLE.csv" --data "$E" export --format csv -o "$X/k.csv" offcpu drops
+user_error "export: -o a directory for one file" "$X/csv is a directory: -o names the file to write" --data "$E" export --format sqlite -o "$X/csv"
+user_error "export: sqlite to stdout" "sqlite writes a file" --data "$E" export --format sqlite -o -
+user_error "export: several tables to stdout" "-o - writes one table to stdout" --data "$E" export --format csv -o -
+user_error "export: -o on another command" "-o applies to export only" --data "$E" -o "$X/y" sql "SELECT 1"
+user_error "export: no recording" "no recording in $T/empty" --data "$T/empty" export --format sqlite -o "$X/y"
+eq "export: no temporary file left behind" "$(ls -A "$X" "$X/csv" | grep -c '\.tmp-')" 0
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

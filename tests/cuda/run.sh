@@ -125,6 +125,61 @@ eq "(report) a required parameter left out: exit 1, named" "$?:$(cat "$T/rep.err
 eq "(report) an unknown report: exit 1, named" "$?:$(cat "$T/rep.err")" \
 	"1:gpurec: no report 'no-such' (gpurec report list shows them)"
 
+# export over the real calls.  perfetto: every row once, each on its
+# thread, nesting as Perfetto requires, named; sqlite: what gpurec sql has.
+"$GPUREC" --data "$D" export --format perfetto -o "$T/t.json" 2>"$T/exp.err"
+eq "(export) perfetto: exit 0, nothing on stderr" "$?:$(cat "$T/exp.err")" "0:"
+B0=$(q "SELECT min(start_ts) FROM segments" | tr -d ' ')
+python3 tests/cli/check_trace.py "$T/t.json" "$B0" >"$T/t.facts"
+others="SELECT api FROM cuda_kernel UNION ALL SELECT api FROM cuda_memcpy UNION ALL SELECT api FROM cuda_memset UNION ALL SELECT api FROM cuda_mem UNION ALL SELECT api FROM cuda_sync UNION ALL SELECT api FROM cuda_graph"
+want="format OK|"
+for t in block_io cuda_api cuda_graph cuda_kernel cuda_mem cuda_memcpy cuda_memset cuda_sync file_io nccl offcpu runq; do
+	w=""; [ $t = cuda_api ] && w="WHERE api NOT IN ($others)"
+	row=$(q "SELECT count(*), ifnull(sum(ts - $B0), 0), ifnull(sum(dur), 0) FROM $t $w" | tr -d ' ')
+	[ "${row%%,*}" = 0 ] || want+="X $t ${row//,/ }|"
+done
+eq "(export) perfetto: an X event per row of each table, ts and dur exact" \
+	"$(grep -E '^(format|X) ' "$T/t.facts" | tr '\n' '|')" "$want"
+# (Off-CPU and file rows of these short programs come and go with timing:
+# counted above when there, not required.)
+eq "(export) perfetto: the recording has every kind of call to draw" \
+	"$(grep -cE '^X (cuda_api|cuda_kernel|cuda_memcpy|cuda_memset|cuda_mem|cuda_sync) ' "$T/t.facts")" 6
+threads=$(q "SELECT count(*) FROM (SELECT pid, tid FROM cuda_api UNION SELECT pid, tid FROM offcpu UNION SELECT pid, tid FROM runq UNION SELECT pid, tid FROM file_io UNION SELECT pid, tid FROM nccl)" | tr -d ' ')
+lanes=$(grep '^lanes ' "$T/t.facts" | cut -d' ' -f2)
+eq "(export) perfetto: a thread_name per thread and lane; every track named once" \
+	"$(grep -E '^(M thread_name|unnamed|idle-names) ' "$T/t.facts" | tr '\n' '|')" \
+	"M thread_name $((threads + lanes))|unnamed 0|idle-names 0|"
+eq "(export) perfetto: the slices of every thread nest (Perfetto drops those that do not)" \
+	"$(grep -E '^(thread-overlaps|lane-overlaps) ' "$T/t.facts" | tr '\n' '|')" "thread-overlaps 0|lane-overlaps 0|"
+got=$(python3 - "$T/t.json" "$pa" "$pb" "$pd" <<'PY'
+import decimal, json, sys
+d = json.load(open(sys.argv[1]), parse_float=decimal.Decimal)["traceEvents"]
+pa, pb, pd = (int(p) for p in sys.argv[2:5])
+names = {e["pid"]: e["args"]["name"] for e in d if e["ph"] == "M" and e["name"] == "process_name"}
+x = sorted((e for e in d if e["ph"] == "X" and e["pid"] == pa), key=lambda e: e["ts"])
+print(names[pa], names[pb], names[pd])
+print("|".join(sorted({e["name"] for e in x if e["cat"] == "cuda_kernel"})))
+k = [e for e in x if e["name"].startswith("void ns::tiled")][0]["args"]
+print(k["grid_x"], k["grid_y"], k["grid_z"], k["block_x"], k["block_y"], k["block_z"], k["shared_mem"], k["kernel_mangled"], k["api"], k["ret"])
+print(" ".join("%s,%s,%s" % (e["name"], e["args"]["bytes"], e["args"]["kind"]) for e in x if e["cat"] == "cuda_memcpy"))
+print(" ".join(e["name"] for e in x if e["cat"] in ("cuda_api", "cuda_sync", "cuda_mem", "cuda_memset")))
+PY
+)
+eq "(export) perfetto: processes named from the process table" "$(sed -n 1p <<<"$got")" "calls_shared calls_static calls_stripped"
+eq "(export) perfetto: launches named by kernel, with dims and api" "$(sed -n 2,3p <<<"$got" | tr '\n' '|')" \
+	"saxpy(float*, float const*, float, int)|scale(float*, float)|void ns::tiled<float, 16>(float*)|8 8 2 16 16 4 1024 _ZN2nsL5tiledIfLi16EEEvPT_ cudaLaunchKernel 35|"
+eq "(export) perfetto: copies with bytes and kind, in order" "$(sed -n 4p <<<"$got")" \
+	"cudaMemcpy,4096,H2D cudaMemcpy,8192,D2H cudaMemcpy,8192,D2H cudaMemcpy,1048576,D2D cudaMemcpyAsync,65536,H2D"
+eq "(export) perfetto: registrations, allocations, memsets and syncs named by api" "$(sed -n 5p <<<"$got")" \
+	"__cudaRegisterFunction __cudaRegisterFunction __cudaRegisterFunction cudaMalloc cudaMalloc cudaMemset cudaMemsetAsync cudaDeviceSynchronize cudaStreamSynchronize cudaFree cudaFree"
+"$GPUREC" --data "$D" export --format sqlite -o "$T/rec.db" 2>"$T/exp.err"
+eq "(export) sqlite: exit 0, nothing on stderr" "$?:$(cat "$T/exp.err")" "0:"
+eq "(export) sqlite: every table's rows, columns, types and values as gpurec sql has them" \
+	"$(bash tests/cli/sqlite_diff.sh "$GPUREC" "$T/rec.db" cuda_kernel cuda_memcpy cuda_memset cuda_mem cuda_sync cuda_graph cuda_api nccl offcpu runq block_io file_io process drops -- --data "$D")" ""
+eq "(export) sqlite: (a)'s copies read back by the sqlite3 CLI" \
+	"$(sqlite3 -csv "$T/rec.db" "SELECT api, bytes, kind, async, stream, ret FROM cuda_memcpy WHERE pid = $pa ORDER BY ts" | tr '\n' ' ')" \
+	"cudaMemcpy,4096,H2D,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,1048576,D2D,0,,35 cudaMemcpyAsync,65536,H2D,1,4660,35 "
+
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
 eq "(status) after SIGTERM: stopped; every table's count is SQL's" \
 	"$("$GPUREC" --data "$D" --format json status | python3 -c '
