@@ -371,6 +371,11 @@ void gr_synth__next_memcpy(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
 	v[GR_cuda_memcpy_async] = async;
 	v[GR_cuda_memcpy_stream] = async ? p->stream[0] : 0;
 	v[GR_cuda_memcpy_ret] = 0;
+	/* A pinned staging buffer per process, device buffers in turn. */
+	int64_t host = 0x7f3a00000000 + p->pid * 0x1000000,
+		dev = 0x7f1c00000000 + (int64_t)(i % 64) * 0x200000;
+	v[GR_cuda_memcpy_src] = kind == 0 ? host : dev;
+	v[GR_cuda_memcpy_dst] = kind == 1 ? host : dev + 0x100000;
 	*nullmask = async ? 0 : 1ull << GR_cuda_memcpy_stream;
 }
 

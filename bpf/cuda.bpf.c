@@ -2,13 +2,14 @@
 /* cuda.bpf.c - uprobes on the CUDA runtime and driver APIs.
  *
  * Two programs serve every hooked API.  The entry program copies the
- * argument registers, the first stack slots and, where the cookie asks, a
- * struct an argument points at (launch configs, 3D copy parameters) into a
- * per-thread frame; the return program pops the frame and emits one record
- * with the return code, the duration and any out-pointer (the allocation,
- * the new graph) read back.  Decoding arguments into columns is user
- * space's job (recorder/cuda.c), which keeps this side small and the same
- * for every API.
+ * argument registers and the first stack slots into a per-thread frame;
+ * the return program pops the frame and emits one record with the return
+ * code, the duration, any out-pointer (the allocation, the new graph) read
+ * back and, where the cookie asks, a struct an argument points at (launch
+ * configs, 2D/3D copy parameters: const, and still the caller's at
+ * return).  Decoding arguments into columns is user space's job
+ * (recorder/cuda.c), which keeps this side small and the same for every
+ * API.
  *
  * Layers: libcudart calls libcuda, so one cudaLaunchKernel passes through
  * two hooked functions.  Frames stack per thread; a call made while a call
@@ -37,7 +38,6 @@ struct frame {
 	__u64 ts;
 	__u64 cookie;
 	__u64 args[GR_NARGS];
-	__u8 st[GR_STRUCT_BYTES];
 	__u64 inner_func;
 	__u32 nested;
 	__u32 pad;
@@ -130,13 +130,29 @@ int cuda_entry(struct pt_regs *ctx)
 	/* At entry the stack holds the return address, then arguments 7… */
 	bpf_probe_read_user(&f->args[6], 4 * sizeof(__u64),
 			    (void *)(PT_REGS_SP(ctx) + 8));
-	__u32 si = GR_CK_STRUCT(cookie);
-	if (si && si <= 6) {
-		__u64 p = f->args[(si - 1) & 7] + GR_CK_STRUCT_OFF(cookie);
-		if (bpf_probe_read_user(f->st, sizeof(f->st), (void *)p))
-			__builtin_memset(f->st, 0, sizeof(f->st));
-	}
 	return 0;
+}
+
+/* Copies the struct the cookie names into st, zeros where it was not
+ * read (the ring buffer's memory is not cleared for us). */
+static __always_inline void read_struct(__u8 *st, __u64 cookie,
+					const struct frame *f)
+{
+	__u32 si = GR_CK_STRUCT(cookie);
+	if (!si || si > 6) {
+		__builtin_memset(st, 0, GR_STRUCT_BYTES);
+		return;
+	}
+	void *p = (void *)(f->args[(si - 1) & 7] + GR_CK_STRUCT_OFF(cookie));
+	if (GR_CK_WIDE(cookie)) {
+		if (bpf_probe_read_user(st, GR_STRUCT_BYTES, p))
+			__builtin_memset(st, 0, GR_STRUCT_BYTES);
+		return;
+	}
+	if (bpf_probe_read_user(st, GR_STRUCT_NARROW, p))
+		__builtin_memset(st, 0, GR_STRUCT_NARROW);
+	__builtin_memset(st + GR_STRUCT_NARROW, 0,
+			 GR_STRUCT_BYTES - GR_STRUCT_NARROW);
 }
 
 SEC("uretprobe")
@@ -195,7 +211,7 @@ int cuda_return(struct pt_regs *ctx)
 	e->dur = bpf_ktime_get_boot_ns() - f->ts;
 	e->ret = PT_REGS_RC(ctx);
 	__builtin_memcpy(e->args, f->args, sizeof(e->args));
-	__builtin_memcpy(e->st, f->st, sizeof(e->st));
+	read_struct(e->st, cookie, f);
 	e->inner_func = f->inner_func;
 	e->out = 0;
 	__u32 oi = GR_CK_OUT(cookie);

@@ -9,8 +9,9 @@
  *   bits 16-19  layer group: calls nested in a call of the same group on
  *               the same thread are folded into the outer one (a
  *               cudaMemcpy that calls cuMemcpyDtoH_v2 is one row)
- *   bits 20-23  1 + index of an argument pointing at a struct to copy
- *               (64 bytes) at entry, or 0
+ *   bits 20-23  1 + index of a register argument pointing at a struct to
+ *               copy at return (the caller's struct is still there, and
+ *               the frame need not hold it meanwhile), or 0
  *   bits 24-28  offset into that struct, in 8-byte units
  *   bits 32-35  1 + index of an out-pointer argument read at return
  *               (the allocated pointer, the new graph), or 0
@@ -19,6 +20,10 @@
  *               outer launch of the same group
  *   bit  41     always recorded, even nested (load-time name calls that
  *               the runtime makes inside other calls)
+ *   bit  42     copy GR_STRUCT_BYTES of the struct, not the first 64 (a
+ *               copy's parameters, whose pointers and extent lie far
+ *               apart; launch configs end sooner, and reading past a
+ *               struct's end may cross into an unmapped page and fail)
  */
 #ifndef GR_BPF_CUDA_H
 #define GR_BPF_CUDA_H
@@ -31,9 +36,11 @@
 #define GR_CK_NAME(c)       (((c) >> 36) & 0xf)
 #define GR_CK_LAUNCH(c)     (((c) >> 40) & 1)
 #define GR_CK_ALWAYS(c)     (((c) >> 41) & 1)
+#define GR_CK_WIDE(c)       (((c) >> 42) & 1)
 
 #define GR_NARGS 10        /* 6 registers and 4 stack slots (x86-64) */
-#define GR_STRUCT_BYTES 64
+#define GR_STRUCT_BYTES 128
+#define GR_STRUCT_NARROW 64
 #define GR_NAME_BYTES 256
 #define GR_MAX_DEPTH 4
 
@@ -51,7 +58,7 @@ struct gr_cuda_call {
 	__u64 dur;
 	__s64 ret;          /* rax at return */
 	__u64 args[GR_NARGS];
-	__u8 st[GR_STRUCT_BYTES];
+	__u8 st[GR_STRUCT_BYTES]; /* the struct; zeros where unread */
 	__u64 out;          /* *args[out] at return */
 	__u64 inner_func;   /* a nested launch's function handle, or 0 */
 	char comm[16];

@@ -436,6 +436,42 @@ static uint64_t u64at(const uint8_t *p)
 	return v;
 }
 
+/* One side of a CUDA_MEMCPY2D, from its memory type on (srcMemoryType at
+ * 16, then Host, Device, Array; the dst side is the same 56 bytes on):
+ * sets *p to the pointer its type uses, and returns the side as
+ * 0 unknown, 1 host, 2 device (or array), 3 unified. */
+static int memcpy2d_side(const uint8_t *st, uint64_t *p, int *has)
+{
+	switch (u32at(st + 16)) {
+	case 1: /* CU_MEMORYTYPE_HOST */
+		*p = u64at(st + 24), *has = 1;
+		return 1;
+	case 2: /* CU_MEMORYTYPE_DEVICE */
+		*p = u64at(st + 32), *has = 1;
+		return 2;
+	case 3: /* CU_MEMORYTYPE_ARRAY: no pointer */
+		return 2;
+	case 4: /* CU_MEMORYTYPE_UNIFIED: an address in srcDevice */
+		*p = u64at(st + 32), *has = 1;
+		return 3;
+	}
+	return 0;
+}
+
+/* Direction of a 2D driver copy from its sides (memcpy2d_side): unified
+ * memory on either side is cudaMemcpyDefault's "default"; 0xff where a
+ * side's type is unknown. */
+static uint64_t kind_2d(int s, int d)
+{
+	if (!s || !d)
+		return 0xff;
+	if (s == 3 || d == 3)
+		return GR_K_DEFAULT;
+	if (s == 1)
+		return d == 1 ? GR_K_H2H : GR_K_H2D;
+	return d == 1 ? GR_K_D2H : GR_K_D2D;
+}
+
 static int append(struct gr_cuda *c, int t, int64_t *v, uint64_t nm)
 {
 	int err = gr_writer__append(c->o.w, t, v, nm);
@@ -558,20 +594,37 @@ static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 	case GR_SH_MEMCPY:
 	case GR_SH_MEMCPY_3D:
 	case GR_SH_MEMCPY_2D_DRV: {
-		uint64_t bytes, kind = a->fixed_kind;
+		uint64_t bytes, kind = a->fixed_kind, src = 0, dst = 0;
+		int has_src = 0, has_dst = 0;
 		t = GR_T_cuda_memcpy;
 		if (a->shape == GR_SH_MEMCPY_3D) {
-			bytes = u64at(e->st) * u64at(e->st + 8) *
-				u64at(e->st + 16);
-			kind = u32at(e->st + 24);
+			/* From srcPtr on: a zero pointer is an array's copy. */
+			const uint8_t *s = e->st;
+			bytes = u64at(s + 96) * u64at(s + 104) * u64at(s + 112);
+			kind = u32at(s + 120);
+			src = u64at(s), has_src = src != 0;
+			dst = u64at(s + 64), has_dst = dst != 0;
 		} else if (a->shape == GR_SH_MEMCPY_2D_DRV) {
-			bytes = u64at(e->st) * u64at(e->st + 8);
+			bytes = u64at(e->st + 112) * u64at(e->st + 120);
+			int sk = memcpy2d_side(e->st, &src, &has_src);
+			int dk = memcpy2d_side(e->st + 56, &dst, &has_dst);
+			kind = kind_2d(sk, dk);
 		} else {
 			bytes = x[a->bytes] *
 				(a->bytes2 >= 0 ? x[a->bytes2] : 1);
 			if (a->kind >= 0)
 				kind = (uint32_t)x[a->kind];
+			if (a->src >= 0)
+				src = x[a->src], has_src = 1;
+			if (a->dst >= 0)
+				dst = x[a->dst], has_dst = 1;
 		}
+		v[GR_cuda_memcpy_src] = (int64_t)src;
+		v[GR_cuda_memcpy_dst] = (int64_t)dst;
+		if (!has_src)
+			nm |= 1ull << GR_cuda_memcpy_src;
+		if (!has_dst)
+			nm |= 1ull << GR_cuda_memcpy_dst;
 		v[GR_cuda_memcpy_bytes] = sz(bytes, 1);
 		if (kind <= GR_K_P2P)
 			v[GR_cuda_memcpy_kind] = intern(c, kind_names[kind]);
@@ -603,9 +656,11 @@ static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 		if (a->shape == GR_SH_ALLOC) {
 			v[GR_cuda_mem_bytes] = sz(x[a->bytes] *
 				(a->bytes2 >= 0 ? x[a->bytes2] : 1), 1);
-			/* The out-pointer holds an address only on success. */
+			/* The out-pointer holds an address only on success;
+			 * a registration's pointer is an argument. */
 			if (ret == 0)
-				v[GR_cuda_mem_ptr] = (int64_t)e->out;
+				v[GR_cuda_mem_ptr] = (int64_t)(a->out >= 0 ?
+					e->out : x[a->ptr]);
 			else
 				nm |= 1ull << GR_cuda_mem_ptr;
 		} else {

@@ -17,17 +17,28 @@
 
 #define N -1
 #define BASE .bytes = N, .bytes2 = N, .mul = 1, .kind = N, .stream = N, \
-	     .ptr = N, .out = N, .handle = N, .strct = N, .name = N
+	     .dst = N, .src = N, .ptr = N, .out = N, .handle = N, .strct = N, \
+	     .name = N
 
 #define LAUNCH(s, sh, st) { .sym = s, .shape = sh, BASE, .strct = st }
-#define CPY(s, b, b2, k, fk, str, as) { .sym = s, .shape = GR_SH_MEMCPY, BASE, \
-	.bytes = b, .bytes2 = b2, .kind = k, .fixed_kind = fk, .stream = str, \
-	.async = as }
+/* CPY(sym, dst, src, bytes, bytes2, kind, fixed kind, stream, async):
+ * argument indices, N where the call has none. */
+#define CPY(s, d, sr, b, b2, k, fk, str, as) { .sym = s, \
+	.shape = GR_SH_MEMCPY, BASE, .dst = d, .src = sr, .bytes = b, \
+	.bytes2 = b2, .kind = k, .fixed_kind = fk, .stream = str, .async = as }
+/* Copies whose parameters are a struct (arg 0): 3D from the source
+ * pitched pointer on (offset 32), driver 2D whole (128 bytes). */
+#define CPY_ST(s, sh, off, str, as) { .sym = s, .shape = sh, BASE, \
+	.strct = 0, .strct_off = off, .wide = 1, .stream = str, .async = as }
 #define SET(s, b, b2, m, str, as) { .sym = s, .shape = GR_SH_MEMSET, BASE, \
 	.bytes = b, .bytes2 = b2, .mul = m, .stream = str, .async = as }
 #define ALLOC(s, o, b, b2) { .sym = s, .shape = GR_SH_ALLOC, BASE, .out = o, \
 	.bytes = b, .bytes2 = b2, .op = "alloc" }
 #define FREE(s) { .sym = s, .shape = GR_SH_FREE, BASE, .ptr = 0, .op = "free" }
+/* Page-locking memory the caller has (ptr, size): an "alloc" of pinned
+ * memory whose pointer is an argument, undone by a "free". */
+#define REG(s) { .sym = s, .shape = GR_SH_ALLOC, BASE, .ptr = 0, .bytes = 1, \
+	.op = "alloc" }
 #define SYNC(s, str) { .sym = s, .shape = GR_SH_SYNC, BASE, .stream = str }
 #define GRAPH(s, o, op_, h, str, out_) { .sym = s, .shape = GR_SH_GRAPH, BASE, \
 	.op = op_, .handle = h, .stream = str, .out = out_ }
@@ -50,65 +61,61 @@ const struct gr_api gr_apis[] = {
 	LAUNCH("cuLaunchKernelEx_ptsz", GR_SH_LAUNCH_DRV_EX, 0),
 
 	/* Copies: cuda_memcpy.  cudaMemcpy(dst, src, count, kind). */
-	CPY("cudaMemcpy", 2, N, 3, 0, N, 0),
-	CPY("cudaMemcpy_ptds", 2, N, 3, 0, N, 0),
-	CPY("cudaMemcpyAsync", 2, N, 3, 0, 4, 1),
-	CPY("cudaMemcpyAsync_ptsz", 2, N, 3, 0, 4, 1),
+	CPY("cudaMemcpy", 0, 1, 2, N, 3, 0, N, 0),
+	CPY("cudaMemcpy_ptds", 0, 1, 2, N, 3, 0, N, 0),
+	CPY("cudaMemcpyAsync", 0, 1, 2, N, 3, 0, 4, 1),
+	CPY("cudaMemcpyAsync_ptsz", 0, 1, 2, N, 3, 0, 4, 1),
 	/* cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind) */
-	CPY("cudaMemcpy2D", 4, 5, 6, 0, N, 0),
-	CPY("cudaMemcpy2D_ptds", 4, 5, 6, 0, N, 0),
-	CPY("cudaMemcpy2DAsync", 4, 5, 6, 0, 7, 1),
-	CPY("cudaMemcpy2DAsync_ptsz", 4, 5, 6, 0, 7, 1),
-	{ .sym = "cudaMemcpy3D", .shape = GR_SH_MEMCPY_3D, BASE, .strct = 0,
-	  .strct_off = 128 },
-	{ .sym = "cudaMemcpy3D_ptds", .shape = GR_SH_MEMCPY_3D, BASE,
-	  .strct = 0, .strct_off = 128 },
-	{ .sym = "cudaMemcpy3DAsync", .shape = GR_SH_MEMCPY_3D, BASE,
-	  .strct = 0, .strct_off = 128, .stream = 1, .async = 1 },
-	{ .sym = "cudaMemcpy3DAsync_ptsz", .shape = GR_SH_MEMCPY_3D, BASE,
-	  .strct = 0, .strct_off = 128, .stream = 1, .async = 1 },
+	CPY("cudaMemcpy2D", 0, 2, 4, 5, 6, 0, N, 0),
+	CPY("cudaMemcpy2D_ptds", 0, 2, 4, 5, 6, 0, N, 0),
+	CPY("cudaMemcpy2DAsync", 0, 2, 4, 5, 6, 0, 7, 1),
+	CPY("cudaMemcpy2DAsync_ptsz", 0, 2, 4, 5, 6, 0, 7, 1),
+	/* cudaMemcpy3D(const cudaMemcpy3DParms *p): srcPtr.ptr at 32,
+	 * dstPtr.ptr at 96, extent at 128, kind at 152. */
+	CPY_ST("cudaMemcpy3D", GR_SH_MEMCPY_3D, 32, N, 0),
+	CPY_ST("cudaMemcpy3D_ptds", GR_SH_MEMCPY_3D, 32, N, 0),
+	CPY_ST("cudaMemcpy3DAsync", GR_SH_MEMCPY_3D, 32, 1, 1),
+	CPY_ST("cudaMemcpy3DAsync_ptsz", GR_SH_MEMCPY_3D, 32, 1, 1),
 	/* cudaMemcpyPeer(dst, dstDev, src, srcDev, count) */
-	CPY("cudaMemcpyPeer", 4, N, N, GR_K_P2P, N, 0),
-	CPY("cudaMemcpyPeerAsync", 4, N, N, GR_K_P2P, 5, 1),
-	/* cudaMemcpyToSymbol(symbol, src, count, offset, kind) */
-	CPY("cudaMemcpyToSymbol", 2, N, 4, 0, N, 0),
-	CPY("cudaMemcpyToSymbol_ptds", 2, N, 4, 0, N, 0),
-	CPY("cudaMemcpyFromSymbol", 2, N, 4, 0, N, 0),
-	CPY("cudaMemcpyFromSymbol_ptds", 2, N, 4, 0, N, 0),
-	CPY("cudaMemcpyToSymbolAsync", 2, N, 4, 0, 5, 1),
-	CPY("cudaMemcpyToSymbolAsync_ptsz", 2, N, 4, 0, 5, 1),
-	CPY("cudaMemcpyFromSymbolAsync", 2, N, 4, 0, 5, 1),
-	CPY("cudaMemcpyFromSymbolAsync_ptsz", 2, N, 4, 0, 5, 1),
+	CPY("cudaMemcpyPeer", 0, 2, 4, N, N, GR_K_P2P, N, 0),
+	CPY("cudaMemcpyPeerAsync", 0, 2, 4, N, N, GR_K_P2P, 5, 1),
+	/* cudaMemcpyToSymbol(symbol, src, count, offset, kind): the symbol
+	 * is the host shadow's address, not the device's: no pointer. */
+	CPY("cudaMemcpyToSymbol", N, 1, 2, N, 4, 0, N, 0),
+	CPY("cudaMemcpyToSymbol_ptds", N, 1, 2, N, 4, 0, N, 0),
+	CPY("cudaMemcpyFromSymbol", 0, N, 2, N, 4, 0, N, 0),
+	CPY("cudaMemcpyFromSymbol_ptds", 0, N, 2, N, 4, 0, N, 0),
+	CPY("cudaMemcpyToSymbolAsync", N, 1, 2, N, 4, 0, 5, 1),
+	CPY("cudaMemcpyToSymbolAsync_ptsz", N, 1, 2, N, 4, 0, 5, 1),
+	CPY("cudaMemcpyFromSymbolAsync", 0, N, 2, N, 4, 0, 5, 1),
+	CPY("cudaMemcpyFromSymbolAsync_ptsz", 0, N, 2, N, 4, 0, 5, 1),
 	/* Driver: cuMemcpyHtoD_v2(dst, src, bytes), …Async(…, stream). */
-	CPY("cuMemcpy", 2, N, N, GR_K_DEFAULT, N, 0),
-	CPY("cuMemcpy_ptds", 2, N, N, GR_K_DEFAULT, N, 0),
-	CPY("cuMemcpyAsync", 2, N, N, GR_K_DEFAULT, 3, 1),
-	CPY("cuMemcpyAsync_ptsz", 2, N, N, GR_K_DEFAULT, 3, 1),
-	CPY("cuMemcpyHtoD_v2", 2, N, N, GR_K_H2D, N, 0),
-	CPY("cuMemcpyHtoD_v2_ptds", 2, N, N, GR_K_H2D, N, 0),
-	CPY("cuMemcpyDtoH_v2", 2, N, N, GR_K_D2H, N, 0),
-	CPY("cuMemcpyDtoH_v2_ptds", 2, N, N, GR_K_D2H, N, 0),
-	CPY("cuMemcpyDtoD_v2", 2, N, N, GR_K_D2D, N, 0),
-	CPY("cuMemcpyDtoD_v2_ptds", 2, N, N, GR_K_D2D, N, 0),
-	CPY("cuMemcpyHtoDAsync_v2", 2, N, N, GR_K_H2D, 3, 1),
-	CPY("cuMemcpyHtoDAsync_v2_ptsz", 2, N, N, GR_K_H2D, 3, 1),
-	CPY("cuMemcpyDtoHAsync_v2", 2, N, N, GR_K_D2H, 3, 1),
-	CPY("cuMemcpyDtoHAsync_v2_ptsz", 2, N, N, GR_K_D2H, 3, 1),
-	CPY("cuMemcpyDtoDAsync_v2", 2, N, N, GR_K_D2D, 3, 1),
-	CPY("cuMemcpyDtoDAsync_v2_ptsz", 2, N, N, GR_K_D2D, 3, 1),
+	CPY("cuMemcpy", 0, 1, 2, N, N, GR_K_DEFAULT, N, 0),
+	CPY("cuMemcpy_ptds", 0, 1, 2, N, N, GR_K_DEFAULT, N, 0),
+	CPY("cuMemcpyAsync", 0, 1, 2, N, N, GR_K_DEFAULT, 3, 1),
+	CPY("cuMemcpyAsync_ptsz", 0, 1, 2, N, N, GR_K_DEFAULT, 3, 1),
+	CPY("cuMemcpyHtoD_v2", 0, 1, 2, N, N, GR_K_H2D, N, 0),
+	CPY("cuMemcpyHtoD_v2_ptds", 0, 1, 2, N, N, GR_K_H2D, N, 0),
+	CPY("cuMemcpyDtoH_v2", 0, 1, 2, N, N, GR_K_D2H, N, 0),
+	CPY("cuMemcpyDtoH_v2_ptds", 0, 1, 2, N, N, GR_K_D2H, N, 0),
+	CPY("cuMemcpyDtoD_v2", 0, 1, 2, N, N, GR_K_D2D, N, 0),
+	CPY("cuMemcpyDtoD_v2_ptds", 0, 1, 2, N, N, GR_K_D2D, N, 0),
+	CPY("cuMemcpyHtoDAsync_v2", 0, 1, 2, N, N, GR_K_H2D, 3, 1),
+	CPY("cuMemcpyHtoDAsync_v2_ptsz", 0, 1, 2, N, N, GR_K_H2D, 3, 1),
+	CPY("cuMemcpyDtoHAsync_v2", 0, 1, 2, N, N, GR_K_D2H, 3, 1),
+	CPY("cuMemcpyDtoHAsync_v2_ptsz", 0, 1, 2, N, N, GR_K_D2H, 3, 1),
+	CPY("cuMemcpyDtoDAsync_v2", 0, 1, 2, N, N, GR_K_D2D, 3, 1),
+	CPY("cuMemcpyDtoDAsync_v2_ptsz", 0, 1, 2, N, N, GR_K_D2D, 3, 1),
 	/* cuMemcpyPeer(dst, dstCtx, src, srcCtx, bytes) */
-	CPY("cuMemcpyPeer", 4, N, N, GR_K_P2P, N, 0),
-	CPY("cuMemcpyPeer_ptds", 4, N, N, GR_K_P2P, N, 0),
-	CPY("cuMemcpyPeerAsync", 4, N, N, GR_K_P2P, 5, 1),
-	CPY("cuMemcpyPeerAsync_ptsz", 4, N, N, GR_K_P2P, 5, 1),
-	{ .sym = "cuMemcpy2D_v2", .shape = GR_SH_MEMCPY_2D_DRV, BASE,
-	  .strct = 0, .strct_off = 112 },
-	{ .sym = "cuMemcpy2D_v2_ptds", .shape = GR_SH_MEMCPY_2D_DRV, BASE,
-	  .strct = 0, .strct_off = 112 },
-	{ .sym = "cuMemcpy2DAsync_v2", .shape = GR_SH_MEMCPY_2D_DRV, BASE,
-	  .strct = 0, .strct_off = 112, .stream = 1, .async = 1 },
-	{ .sym = "cuMemcpy2DAsync_v2_ptsz", .shape = GR_SH_MEMCPY_2D_DRV, BASE,
-	  .strct = 0, .strct_off = 112, .stream = 1, .async = 1 },
+	CPY("cuMemcpyPeer", 0, 2, 4, N, N, GR_K_P2P, N, 0),
+	CPY("cuMemcpyPeer_ptds", 0, 2, 4, N, N, GR_K_P2P, N, 0),
+	CPY("cuMemcpyPeerAsync", 0, 2, 4, N, N, GR_K_P2P, 5, 1),
+	CPY("cuMemcpyPeerAsync_ptsz", 0, 2, 4, N, N, GR_K_P2P, 5, 1),
+	/* cuMemcpy2D_v2(const CUDA_MEMCPY2D *p): 128 bytes, read whole. */
+	CPY_ST("cuMemcpy2D_v2", GR_SH_MEMCPY_2D_DRV, 0, N, 0),
+	CPY_ST("cuMemcpy2D_v2_ptds", GR_SH_MEMCPY_2D_DRV, 0, N, 0),
+	CPY_ST("cuMemcpy2DAsync_v2", GR_SH_MEMCPY_2D_DRV, 0, 1, 1),
+	CPY_ST("cuMemcpy2DAsync_v2_ptsz", GR_SH_MEMCPY_2D_DRV, 0, 1, 1),
 
 	/* Sets: cuda_memset.  cudaMemset(ptr, value, count). */
 	SET("cudaMemset", 2, N, 1, N, 0),
@@ -149,6 +156,9 @@ const struct gr_api gr_apis[] = {
 	FREE("cudaFreeAsync"),
 	FREE("cudaFreeAsync_ptsz"),
 	FREE("cudaFreeHost"),
+	/* cudaHostRegister(ptr, size, flags) */
+	REG("cudaHostRegister"),
+	FREE("cudaHostUnregister"),
 	ALLOC("cuMemAlloc_v2", 0, 1, N),
 	ALLOC("cuMemAllocAsync", 0, 1, N),
 	ALLOC("cuMemAllocAsync_ptsz", 0, 1, N),
@@ -163,6 +173,8 @@ const struct gr_api gr_apis[] = {
 	FREE("cuMemFreeAsync"),
 	FREE("cuMemFreeAsync_ptsz"),
 	FREE("cuMemFreeHost"),
+	REG("cuMemHostRegister_v2"),
+	FREE("cuMemHostUnregister"),
 
 	/* Synchronizations: cuda_sync. */
 	SYNC("cudaDeviceSynchronize", N),
@@ -222,7 +234,8 @@ uint64_t gr_api__cookie(int id)
 	uint64_t c = (uint64_t)id | 1ull << 16; /* group 1: CUDA */
 	if (a->strct >= 0)
 		c |= (uint64_t)(a->strct + 1) << 20 |
-		     (uint64_t)(a->strct_off / 8) << 24;
+		     (uint64_t)(a->strct_off / 8) << 24 |
+		     (uint64_t)a->wide << 42;
 	if (a->out >= 0)
 		c |= (uint64_t)(a->out + 1) << 32;
 	if (a->name >= 0)

@@ -11,8 +11,10 @@ enum gr_api_shape {
 	GR_SH_LAUNCH_DRV,    /* cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, …) */
 	GR_SH_LAUNCH_DRV_EX, /* cuLaunchKernelEx(config*, f, params, extra) */
 	GR_SH_MEMCPY,
-	GR_SH_MEMCPY_3D,     /* cudaMemcpy3D(parms*): extent and kind in the struct */
-	GR_SH_MEMCPY_2D_DRV, /* cuMemcpy2D(CUDA_MEMCPY2D*) */
+	GR_SH_MEMCPY_3D,     /* cudaMemcpy3D(parms*): pointers, extent and kind
+	                      * in the struct */
+	GR_SH_MEMCPY_2D_DRV, /* cuMemcpy2D(CUDA_MEMCPY2D*): pointers, memory
+	                      * types and extent in the struct */
 	GR_SH_MEMSET,
 	GR_SH_ALLOC,
 	GR_SH_FREE,
@@ -32,11 +34,15 @@ struct gr_api {
 	int8_t kind;           /* argument holding a cudaMemcpyKind, or -1 */
 	uint8_t fixed_kind;    /* enum gr_memcpy_kind when kind < 0 */
 	int8_t stream;         /* argument holding the stream, or -1 */
-	int8_t ptr;            /* free: argument holding the pointer */
+	int8_t dst, src;       /* copy: arguments holding the destination and
+	                        * source pointers, or -1 (a symbol) */
+	int8_t ptr;            /* free, register: argument holding the
+	                        * pointer */
 	int8_t out;            /* out-pointer argument read at return, or -1 */
 	int8_t handle;         /* graph/name: argument holding a handle, or -1 */
 	int8_t strct;          /* argument pointing at a struct, or -1 */
 	uint8_t strct_off;     /* offset copied from, bytes (multiple of 8) */
+	uint8_t wide;          /* copy GR_STRUCT_BYTES of it, not 64 */
 	int8_t name;           /* C-string argument, or -1 */
 	uint8_t async;
 	uint8_t noret;         /* returns void: no return code */

@@ -9,6 +9,14 @@
 //   1 MiB; cudaMemcpyAsync H2D 65536 B on s; cudaMemset 512 B;
 //   cudaMemsetAsync 256 B on s; cudaDeviceSynchronize; cudaStreamSynchronize(s);
 //   cudaFree x2.
+// Then the copies the memcpy-sync and memcpy-pageable reports judge:
+//   cudaMallocHost 4 KiB and cudaHostAlloc 8 KiB (they fail: their out
+//   pointers keep the malloc'd buffers they held, which stay pageable);
+//   cudaHostRegister of a malloc'd 16 KiB (fails too);
+//   cudaMemcpyAsync H2D 4096 B from the cudaMallocHost buffer, D2H 16384 B
+//   to the malloc'd one, cudaMemcpy2DAsync H2D 128x4 B, cudaMemcpy3D H2D
+//   64x4x2 B, cudaMemcpyToSymbol 64 B, cudaMemcpy default 100 B.
+// It prints the host pointers ("ptr NAME VALUE", decimal) for the test.
 // argv[1], when given, is a number of seconds to sleep first (discovery of
 // a file gpurecd has never seen), or a file to wait for (a process started
 // before gpurecd, whose kernels registered unseen); argv[2] seconds to
@@ -29,6 +37,12 @@ __global__ void saxpy(float *y, const float *x, float a, int n)
 }
 namespace ns {
 template <typename T, int N> __global__ void tiled(T *m) { m[threadIdx.x] += N; }
+}
+__device__ float dsym[16];
+
+static void ptr(const char *name, const void *p)
+{
+	printf("ptr %s %lu\n", name, (unsigned long)p);
 }
 
 int main(int argc, char **argv)
@@ -61,6 +75,24 @@ int main(int argc, char **argv)
 	cudaStreamSynchronize(s);
 	cudaFree(d);
 	cudaFree(e);
+
+	char *pin = (char *)malloc(4096), *pin2 = (char *)malloc(8192);
+	char *pg = (char *)malloc(16384);
+	ptr("host", host), ptr("pin", pin), ptr("pin2", pin2), ptr("pg", pg);
+	printf("mallochost %d\n", cudaMallocHost((void **)&pin, 4096));
+	printf("hostalloc %d\n", cudaHostAlloc((void **)&pin2, 8192, 0));
+	printf("register %d\n", cudaHostRegister(pg, 16384, 0));
+	cudaMemcpyAsync(d, pin, 4096, cudaMemcpyHostToDevice, s);
+	cudaMemcpyAsync(pg, d, 16384, cudaMemcpyDeviceToHost, s);
+	cudaMemcpy2DAsync(d, 256, host, 256, 128, 4, cudaMemcpyHostToDevice, s);
+	cudaMemcpy3DParms p3 = {};
+	p3.srcPtr = make_cudaPitchedPtr(host + 4096, 64, 64, 4);
+	p3.dstPtr = make_cudaPitchedPtr((void *)0x7000, 64, 64, 4);
+	p3.extent = make_cudaExtent(64, 4, 2);
+	p3.kind = cudaMemcpyHostToDevice;
+	cudaMemcpy3D(&p3);
+	cudaMemcpyToSymbol(dsym, host, 64);
+	cudaMemcpy(pg, host + 8192, 100, cudaMemcpyDefault);
 	if (argc > 2)
 		usleep((useconds_t)(atof(argv[2]) * 1e6));
 	return 0;

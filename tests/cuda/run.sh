@@ -62,28 +62,34 @@ grep -q "attached .* to $T/venv/lib/libcudart.so" "$T/gpurecd.log" && ok "logs t
 grep -q "attached .*calls_static" "$T/gpurecd.log" && ok "logs the static executable" || bad "static attach log" "$(grep attached "$T/gpurecd.log")"
 grep -q "cuda: read 3 kernel registrations from the code of $T/calls_stripped (a stub of pid $pd has no symbol)" "$T/gpurecd.log" && ok "(d) reads the stripped program's registrations" || bad "(d) registrations log" "$(grep -v attached "$T/gpurecd.log")"
 
+# pv CASE NAME: a host pointer the program printed ("ptr NAME VALUE").
+pv() { sed -n "s/^ptr $2 //p" "$T/$1.out"; }
+
 for case in a:$pa b:$pb c:$pc d:$pd; do
 	n=${case%%:*} pid=${case#*:}
+	h=$(pv $n host) pin=$(pv $n pin) pg=$(pv $n pg)
 	# A stub's symbol has internal linkage (L); the registered name not.
 	tiled=_ZN2nsL5tiledIfLi16EEEvPT_; [ $n = d ] && tiled=_ZN2ns5tiledIfLi16EEEvPT_
 	eq "($n) launches: dims, smem, stream, names, api, ret" \
 		"$(q "SELECT count(*), grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, stream, kernel, kernel_mangled, api, ret FROM cuda_kernel WHERE pid = $pid GROUP BY kernel_mangled ORDER BY kernel_mangled")" \
 		"5,64,1,1,256,1,1,4096,4660,\"saxpy(float*, float const*, float, int)\",_Z5saxpyPfPKffi,cudaLaunchKernel,35 3,4,2,1,128,1,1,0,0,\"scale(float*, float)\",_Z5scalePff,cudaLaunchKernel,35 2,8,8,2,16,16,4,1024,0,\"void ns::tiled<float, 16>(float*)\",$tiled,cudaLaunchKernel,35 "
-	eq "($n) copies: bytes, kind, async, stream" \
-		"$(q "SELECT api, bytes, kind, async, stream, ret FROM cuda_memcpy WHERE pid = $pid ORDER BY ts")" \
-		"cudaMemcpy,4096,H2D,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,1048576,D2D,0,,35 cudaMemcpyAsync,65536,H2D,1,4660,35 "
+	# d and e stay NULL (failed cudaMalloc): 0.  3D: srcPtr host+4096,
+	# dstPtr 0x7000; a symbol is no pointer.
+	eq "($n) copies: bytes, kind, async, stream, src, dst" \
+		"$(q "SELECT api, bytes, kind, async, stream, ret, src, dst FROM cuda_memcpy WHERE pid = $pid ORDER BY ts")" \
+		"cudaMemcpy,4096,H2D,0,,35,$h,0 cudaMemcpy,8192,D2H,0,,35,0,$h cudaMemcpy,8192,D2H,0,,35,0,$h cudaMemcpy,1048576,D2D,0,,35,0,0 cudaMemcpyAsync,65536,H2D,1,4660,35,$h,0 cudaMemcpyAsync,4096,H2D,1,4660,35,$pin,0 cudaMemcpyAsync,16384,D2H,1,4660,35,0,$pg cudaMemcpy2DAsync,512,H2D,1,4660,35,$h,0 cudaMemcpy3D,512,H2D,0,,35,$((h + 4096)),28672 cudaMemcpyToSymbol,64,H2D,0,,35,$h, cudaMemcpy,100,default,0,,35,$((h + 8192)),$pg "
 	eq "($n) memsets" \
 		"$(q "SELECT api, bytes, async, stream, ret FROM cuda_memset WHERE pid = $pid ORDER BY ts")" \
 		"cudaMemset,512,0,,35 cudaMemsetAsync,256,1,4660,35 "
 	eq "($n) allocations and frees" \
 		"$(q "SELECT api, op, bytes, ptr, ret FROM cuda_mem WHERE pid = $pid ORDER BY ts")" \
-		"cudaMalloc,alloc,1048576,,35 cudaMalloc,alloc,4096,,35 cudaFree,free,,0,35 cudaFree,free,,0,35 "
+		"cudaMalloc,alloc,1048576,,35 cudaMalloc,alloc,4096,,35 cudaFree,free,,0,35 cudaFree,free,,0,35 cudaMallocHost,alloc,4096,,35 cudaHostAlloc,alloc,8192,,35 cudaHostRegister,alloc,16384,,35 "
 	eq "($n) synchronizations" \
 		"$(q "SELECT api, stream, ret FROM cuda_sync WHERE pid = $pid ORDER BY ts")" \
 		"cudaDeviceSynchronize,,35 cudaStreamSynchronize,4660,35 "
 	eq "($n) cuda_api holds every call" \
 		"$(q "SELECT count(*), sum(dur > 0), min(comm) FROM cuda_api WHERE pid = $pid AND api NOT LIKE '\_\_cuda%' ESCAPE '\\'")" \
-		"23,23,$(case $n in b) echo calls_static;; d) echo calls_stripped;; *) echo calls_shared;; esac) "
+		"32,32,$(case $n in b) echo calls_static;; d) echo calls_stripped;; *) echo calls_shared;; esac) "
 done
 
 # The canned reports over (a)'s known calls (--pid: the common options
@@ -95,16 +101,16 @@ eq "(report) top-kernels: launches, share, shapes" \
 eq "(report) top-kernels --param limit=1" "$(r top-kernels --param limit=1 | wc -l)" 1
 eq "(report) cuda-api-sum: calls and errors per API" \
 	"$(r cuda-api-sum | awk -F, '{ print $1 "," $2 "," $NF }' | sort | tr '\n' ' ')" \
-	"__cudaRegisterFunction,3,0 cudaDeviceSynchronize,1,1 cudaFree,2,2 cudaLaunchKernel,10,10 cudaMalloc,2,2 cudaMemcpy,4,4 cudaMemcpyAsync,1,1 cudaMemset,1,1 cudaMemsetAsync,1,1 cudaStreamSynchronize,1,1 "
+	"__cudaRegisterFunction,3,0 cudaDeviceSynchronize,1,1 cudaFree,2,2 cudaHostAlloc,1,1 cudaHostRegister,1,1 cudaLaunchKernel,10,10 cudaMalloc,2,2 cudaMallocHost,1,1 cudaMemcpy,5,5 cudaMemcpy2DAsync,1,1 cudaMemcpy3D,1,1 cudaMemcpyAsync,3,3 cudaMemcpyToSymbol,1,1 cudaMemset,1,1 cudaMemsetAsync,1,1 cudaStreamSynchronize,1,1 "
 eq "(report) cuda-errors: by API and code, named" \
 	"$(r cuda-errors | cut -d, -f1-6 | tr '\n' ' ')" \
-	"cudaLaunchKernel,35,cudaErrorInsufficientDriver,$pa,calls_shared,10 cudaMemcpy,35,cudaErrorInsufficientDriver,$pa,calls_shared,4 cudaFree,35,cudaErrorInsufficientDriver,$pa,calls_shared,2 cudaMalloc,35,cudaErrorInsufficientDriver,$pa,calls_shared,2 cudaDeviceSynchronize,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemcpyAsync,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemset,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaMemsetAsync,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 cudaStreamSynchronize,35,cudaErrorInsufficientDriver,$pa,calls_shared,1 "
+	"$(for c in cudaLaunchKernel:10 cudaMemcpy:5 cudaMemcpyAsync:3 cudaFree:2 cudaMalloc:2 cudaDeviceSynchronize:1 cudaHostAlloc:1 cudaHostRegister:1 cudaMallocHost:1 cudaMemcpy2DAsync:1 cudaMemcpy3D:1 cudaMemcpyToSymbol:1 cudaMemset:1 cudaMemsetAsync:1 cudaStreamSynchronize:1; do printf '%s,35,cudaErrorInsufficientDriver,%s,calls_shared,%s ' ${c%:*} $pa ${c#*:}; done)"
 eq "(report) sync-long: each synchronization, its stream and code" \
 	"$(r sync-long | awk -F, '{ print $4 "," $6 "," $7 }' | sort | tr '\n' ' ')" \
 	"cudaDeviceSynchronize,,35 cudaStreamSynchronize,4660,35 "
 eq "(report) memcpy-sum: by direction and mode" \
 	"$(r memcpy-sum | awk -F, '{ print $1 "," $2 "," $3 "," $4 "," $NF }' | tr '\n' ' ')" \
-	"D2D,sync,1,1048576,1 H2D,async,1,65536,1 D2H,sync,2,16384,2 H2D,sync,1,4096,1 "
+	"D2D,sync,1,1048576,1 H2D,async,3,70144,3 D2H,async,1,16384,1 D2H,sync,2,16384,2 H2D,sync,3,4672,3 default,sync,1,100,1 "
 # Reports that read the summaries (sum_*) print what their raw-event form
 # prints, here over a real recording.
 for rr in top-kernels cuda-api-sum memcpy-sum "process --param pid=$pa"; do
@@ -112,6 +118,43 @@ for rr in top-kernels cuda-api-sum memcpy-sum "process --param pid=$pa"; do
 	if [ "$got" == "$raw" ] && [ -n "$got" ]; then ok "(report) $rr from summaries equals --raw"
 	else bad "(report) $rr from summaries equals --raw" "[$got] vs [$raw]"; fi
 done
+# memcpy-sync and memcpy-pageable over (a): no GPU, so cudaMallocHost,
+# cudaHostAlloc and cudaHostRegister failed and every host pointer is
+# pageable (the failed pinned calls' buffers too).  Sorted: rows of equal
+# standing are ordered by time, which varies.
+h=$(pv a host) pin=$(pv a pin) pg=$(pv a pg)
+srt() { LC_ALL=C sort | tr '\n' ' '; }
+eq "(report) memcpy-sync: per thread, the sync API copies and the async ones on pageable memory; each call" \
+	"$(r memcpy-sync | cut -d, -f1,5-10,13 | srt)" \
+	"$(printf '%s\n' "thread,sync API,,,,7,1069732,7" "thread,async on pageable,,,,4,86528,4" \
+		"call,sync API,cudaMemcpy,H2D,pageable,1,4096,1" "call,sync API,cudaMemcpy,D2H,pageable,1,8192,1" \
+		"call,sync API,cudaMemcpy,D2H,pageable,1,8192,1" "call,sync API,cudaMemcpy,D2D,,1,1048576,1" \
+		"call,sync API,cudaMemcpy3D,H2D,pageable,1,512,1" "call,sync API,cudaMemcpyToSymbol,H2D,pageable,1,64,1" \
+		"call,sync API,cudaMemcpy,default,pageable,1,100,1" "call,async on pageable,cudaMemcpyAsync,H2D,pageable,1,65536,1" \
+		"call,async on pageable,cudaMemcpyAsync,H2D,pageable,1,4096,1" "call,async on pageable,cudaMemcpyAsync,D2H,pageable,1,16384,1" \
+		"call,async on pageable,cudaMemcpy2DAsync,H2D,pageable,1,512,1" | srt)"
+eq "(report) memcpy-sync: a thread's blocked time, longest call and its ts" \
+	"$(r memcpy-sync | grep '^thread,.*,sync API,' | cut -d, -f11,12,14)" \
+	"$(q "SELECT sum(dur), max(dur), (SELECT ts FROM cuda_memcpy WHERE pid = $pa AND async = 0 ORDER BY dur DESC, ts LIMIT 1) FROM cuda_memcpy WHERE pid = $pa AND async = 0" | tr -d ' ')"
+eq "(report) memcpy-sync --param limit=2: the threads, and the two longest calls (every copy of (a) blocks)" \
+	"$(r memcpy-sync --param limit=2 | cut -d, -f1 | uniq -c | tr -s ' ' | tr -d '\n') $(r memcpy-sync --param limit=2 | grep '^call,' | cut -d, -f6,10,11 | tr '\n' ' ')" \
+	" 2 thread 2 call $(q "SELECT api, bytes, dur FROM cuda_memcpy WHERE pid = $pa ORDER BY dur DESC, ts LIMIT 2")"
+eq "(report) memcpy-sync: rows ordered, threads then calls, longest first" \
+	"$(r memcpy-sync | awk -F, '$1 != s { s = $1; n++; p = "" } p != "" && $11 + 0 > p + 0 { bad = 1 } { p = $11 } END { print n, bad + 0 }')" "2 0"
+eq "(report) memcpy-pageable: async copies of pageable memory, per API and direction; each call's pointers" \
+	"$(r memcpy-pageable | cut -d, -f1,5-9,12-14 | srt)" \
+	"$(printf '%s\n' "sum,cudaMemcpyAsync,H2D,1,2,69632,2,," "sum,cudaMemcpy2DAsync,H2D,1,1,512,1,," \
+		"sum,cudaMemcpyAsync,D2H,1,1,16384,1,," "call,cudaMemcpyAsync,H2D,1,1,65536,1,$h,0" \
+		"call,cudaMemcpyAsync,H2D,1,1,4096,1,$pin,0" "call,cudaMemcpyAsync,D2H,1,1,16384,1,0,$pg" \
+		"call,cudaMemcpy2DAsync,H2D,1,1,512,1,$h,0" | srt)"
+eq "(report) memcpy-pageable --param sync=1: the blocking calls too (D2D has no host side)" \
+	"$(r memcpy-pageable --param sync=1 | grep '^sum,' | cut -d, -f5-9,12 | srt) $(r memcpy-pageable --param sync=1 | grep -c '^call,')" \
+	"$(printf '%s\n' cudaMemcpyAsync,H2D,1,2,69632,2 cudaMemcpy2DAsync,H2D,1,1,512,1 cudaMemcpyAsync,D2H,1,1,16384,1 \
+		cudaMemcpy,H2D,0,1,4096,1 cudaMemcpy,D2H,0,2,16384,2 cudaMemcpy,default,0,1,100,1 \
+		cudaMemcpy3D,H2D,0,1,512,1 cudaMemcpyToSymbol,H2D,0,1,64,1 | srt) 10"
+eq "(report) memcpy-pageable --param limit=1: the sums and the longest call" \
+	"$(r memcpy-pageable --param limit=1 | grep '^call,' | cut -d, -f5,9,10)" \
+	"$(q "SELECT api, bytes, dur FROM cuda_memcpy WHERE pid = $pa AND async = 1 ORDER BY dur DESC, ts LIMIT 1" | sed 's/ $//')"
 "$GPUREC" --data "$D" report top-kernels --param nope=1 >/dev/null 2>"$T/rep.err"
 eq "(report) an unknown parameter: exit 1, named" "$?:$(cat "$T/rep.err")" \
 	"1:gpurec: report top-kernels takes no parameter 'nope' (gpurec report list shows its parameters)"

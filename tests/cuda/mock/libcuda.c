@@ -92,6 +92,68 @@ API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
 	return dst && src && bytes ? 0 : 1;
 }
 
+API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src,
+				   size_t bytes, CUstream s)
+{
+	(void)s;
+	return dst && src && bytes ? 0 : 1;
+}
+
+API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
+				   CUstream s)
+{
+	(void)s;
+	return dst && src && bytes ? 0 : 1;
+}
+
+API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+	return dst && src && bytes ? 0 : 1;
+}
+
+API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *p)
+{
+	return p && p->WidthInBytes && p->Height ? 0 : 1;
+}
+
+API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *p, CUstream s)
+{
+	(void)s;
+	return p && p->WidthInBytes && p->Height ? 0 : 1;
+}
+
+/* Pinned host memory: real memory, so that the test's copies can point
+ * into it. */
+API CUresult cuMemAllocHost_v2(void **p, size_t bytes)
+{
+	if (!p || !bytes || !(*p = malloc(bytes)))
+		return 1;
+	return 0;
+}
+
+API CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned flags)
+{
+	(void)flags;
+	return cuMemAllocHost_v2(p, bytes);
+}
+
+API CUresult cuMemFreeHost(void *p)
+{
+	free(p);
+	return 0;
+}
+
+API CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags)
+{
+	(void)flags;
+	return p && bytes ? 0 : 1;
+}
+
+API CUresult cuMemHostUnregister(void *p)
+{
+	return p ? 0 : 1;
+}
+
 API CUresult cuCtxSynchronize(void)
 {
 	return 0;

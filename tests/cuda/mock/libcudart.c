@@ -3,9 +3,9 @@
  * device name; the first launch of a kernel gets its handle with
  * cuLibraryGetKernel (lazy loading), and every launch calls cuLaunchKernel;
  * cudaLaunchKernel also takes a driver handle instead of a stub;
- * cudaMalloc and cudaMemcpy call the driver's cuMemAlloc_v2 and
- * cuMemcpyHtoD_v2; cudaDeviceReset forgets the handles.  So one runtime call crosses two hooked layers, as on a
- * GPU host. */
+ * cudaMalloc, cudaMemcpy, cudaMemcpyAsync and the pinned-memory calls call
+ * their driver counterparts; cudaDeviceReset forgets the handles.  So one
+ * runtime call crosses two hooked layers, as on a GPU host. */
 #include <string.h>
 
 #include "mockcuda.h"
@@ -66,4 +66,38 @@ API int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
 {
 	(void)kind;
 	return cuMemcpyHtoD_v2((CUdeviceptr)dst, src, bytes);
+}
+
+/* cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 */
+API int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind,
+			CUstream s)
+{
+	if (kind == 2)
+		return cuMemcpyDtoHAsync_v2(dst, (CUdeviceptr)src, bytes, s);
+	return cuMemcpyHtoDAsync_v2((CUdeviceptr)dst, src, bytes, s);
+}
+
+API int cudaMallocHost(void **p, size_t bytes)
+{
+	return cuMemAllocHost_v2(p, bytes);
+}
+
+API int cudaHostAlloc(void **p, size_t bytes, unsigned flags)
+{
+	return cuMemHostAlloc(p, bytes, flags);
+}
+
+API int cudaFreeHost(void *p)
+{
+	return cuMemFreeHost(p);
+}
+
+API int cudaHostRegister(void *p, size_t bytes, unsigned flags)
+{
+	return cuMemHostRegister_v2(p, bytes, flags);
+}
+
+API int cudaHostUnregister(void *p)
+{
+	return cuMemHostUnregister(p);
 }

@@ -24,6 +24,30 @@ typedef struct {
 	unsigned numAttrs;
 } CUlaunchConfig;
 
+typedef enum {
+	CU_MEMORYTYPE_HOST = 1,
+	CU_MEMORYTYPE_DEVICE = 2,
+	CU_MEMORYTYPE_ARRAY = 3,
+	CU_MEMORYTYPE_UNIFIED = 4,
+} CUmemorytype;
+typedef struct CUarray_st *CUarray;
+
+typedef struct {
+	size_t srcXInBytes, srcY;
+	CUmemorytype srcMemoryType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	CUarray srcArray;
+	size_t srcPitch;
+	size_t dstXInBytes, dstY;
+	CUmemorytype dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	CUarray dstArray;
+	size_t dstPitch;
+	size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
+
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
 CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary l, const char *name);
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -33,6 +57,18 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f,
 			  void **params, void **extra);
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes);
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
+			      CUstream s);
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
+			      CUstream s);
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *p);
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *p, CUstream s);
+CUresult cuMemAllocHost_v2(void **p, size_t bytes);
+CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned flags);
+CUresult cuMemFreeHost(void *p);
+CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags);
+CUresult cuMemHostUnregister(void *p);
 CUresult cuCtxSynchronize(void);
 
 typedef struct { unsigned x, y, z; } dim3;
@@ -41,6 +77,13 @@ int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 int cudaMalloc(void **p, size_t bytes);
 int cudaDeviceReset(void);
 int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind);
+int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind,
+		    CUstream s);
+int cudaMallocHost(void **p, size_t bytes);
+int cudaHostAlloc(void **p, size_t bytes, unsigned flags);
+int cudaFreeHost(void *p);
+int cudaHostRegister(void *p, size_t bytes, unsigned flags);
+int cudaHostUnregister(void *p);
 void __cudaRegisterFunction(void **handle, const char *hostFun,
 			    char *deviceFun, const char *deviceName,
 			    int threadLimit, void *tid, void *bid, dim3 *bDim,
