@@ -4,7 +4,8 @@
  * cuLibraryGetKernel (lazy loading), and every launch calls cuLaunchKernel;
  * cudaLaunchKernel also takes a driver handle instead of a stub;
  * cudaMalloc and cudaMemcpy call the driver's cuMemAlloc_v2 and
- * cuMemcpyHtoD_v2; cudaDeviceReset forgets the handles.  So one runtime call crosses two hooked layers, as on a
+ * cuMemcpyHtoD_v2, the graph calls the driver's; cudaDeviceReset forgets
+ * the handles.  So one runtime call crosses two hooked layers, as on a
  * GPU host. */
 #include <string.h>
 
@@ -66,4 +67,36 @@ API int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
 {
 	(void)kind;
 	return cuMemcpyHtoD_v2((CUdeviceptr)dst, src, bytes);
+}
+
+/* Graphs, each over its driver call (one row whichever layer). */
+API int cudaStreamBeginCapture(void *stream, int mode)
+{
+	return cuStreamBeginCapture_v2(stream, mode);
+}
+
+API int cudaStreamEndCapture(void *stream, CUgraph *g)
+{
+	return cuStreamEndCapture(stream, g);
+}
+
+API int cudaGraphInstantiate(CUgraphExec *e, CUgraph g,
+			     unsigned long long flags)
+{
+	return cuGraphInstantiateWithFlags(e, g, flags);
+}
+
+API int cudaGraphLaunch(CUgraphExec e, void *stream)
+{
+	return cuGraphLaunch(e, stream);
+}
+
+API int cudaGraphExecDestroy(CUgraphExec e)
+{
+	return cuGraphExecDestroy(e);
+}
+
+API int cudaGraphDestroy(CUgraph g)
+{
+	return cuGraphDestroy(g);
 }
