@@ -134,6 +134,11 @@ $(MOCK)/libcudart.so.13: tests/cuda/mock/libcudart.c \
 $(B)/cuda-tests/drv_calls: tests/cuda/drv_calls.c $(MOCK_LIBS)
 	$(CC) -O1 -g -Wall -Wextra -Itests/cuda -o $@ $< -L$(MOCK) \
 	  -l:libcudart.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/mock'
+# Frame pointers: the off-CPU stacks of its sleeps unwind.
+$(B)/cuda-tests/graphs_gaps: tests/cuda/graphs_gaps.c $(MOCK_LIBS)
+	$(CC) -O1 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE \
+	  -Itests/cuda -o $@ $< -L$(MOCK) -l:libcudart.so.13 -l:libcuda.so.1 \
+	  -lpthread -Wl,-rpath,'$$ORIGIN/mock'
 
 # Root and eBPF: gpurecd records real CUDA programs (skips only outside CI).
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
@@ -153,13 +158,15 @@ $(B)/host-tests/host_load: tests/host/host_load.c
 	  -ldl -lpthread
 
 bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
-		$(B)/cuda-tests/drv_calls $(B)/host-tests/host_load
+		$(B)/cuda-tests/drv_calls $(B)/cuda-tests/graphs_gaps \
+		$(B)/host-tests/host_load
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
 	   echo "0 passed, 1 failed"; exit 1; \
 	 else echo "skip ringbuf test: not root"; fi
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/run.sh
 
 # make test: every test, sanitized; the last line counts them all.

@@ -1402,9 +1402,28 @@ static const sqlite3_module segments_module = {
 	.xRowid = sv_rowid,
 };
 
+/* window_since(), window_until(): the --since/--until bounds in ns (as
+ * ts), NULL where open.  A report needs them where a column other than ts
+ * (a process's exit_ts) may lie past the window that cut events off. */
+static void fn_window(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc, (void)argv;
+	int64_t v = *(const int64_t *)sqlite3_user_data(ctx);
+	if (v != INT64_MIN && v != INT64_MAX)
+		sqlite3_result_int64(ctx, v);
+}
+
 int gr_vtab__register(sqlite3 *db, struct gr_qctx *q)
 {
 	int rc = sqlite3_create_module(db, "gpurec_events", &event_module, q);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "window_since", 0,
+					     SQLITE_UTF8 | SQLITE_INNOCUOUS,
+					     &q->since, fn_window, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "window_until", 0,
+					     SQLITE_UTF8 | SQLITE_INNOCUOUS,
+					     &q->until, fn_window, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_module(db, "gpurec_segments",
 					   &segments_module, q);

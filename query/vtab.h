@@ -22,8 +22,10 @@ struct gr_qctx {
 	uint64_t blocks_read, blocks_skipped, segments_opened;
 };
 
-/* Creates one virtual table per table of the schema in db's main schema.
- * q must outlive db.  Returns SQLITE_OK or an SQLite error code. */
+/* Creates one virtual table per table of the schema in db's main schema,
+ * and the SQL functions window_since() and window_until() (the window's
+ * bounds, NULL where open).  q must outlive db.  Returns SQLITE_OK or an
+ * SQLite error code. */
 int gr_vtab__register(sqlite3 *db, struct gr_qctx *q);
 
 #endif

@@ -64,6 +64,31 @@ eq "window and WHERE combine" \
 	"$(q --data "$A" --since "$since" sql "SELECT count(*) FROM cuda_kernel WHERE ts < $((S_NS + 11000000000))")" 1000
 eq "window beyond the data is empty" \
 	"$(q --data "$A" --since "$(rfc $((S + 500)))" sql 'SELECT count(*) FROM cuda_kernel')" 0
+eq "window_since(), window_until(): the window in ns, NULL where open" \
+	"$(q --data "$A" --since "$since" --until "$until" sql 'SELECT window_since(), window_until()')/$(q --data "$A" sql 'SELECT window_since() IS NULL, window_until() IS NULL')" \
+	"$((S_NS + 10000000000)),$((S_NS + 20000000000))/1,1"
+# Each process launches every 4 ms for 1 ms: pauses of 3.999 ms, across
+# the segment boundary at 20 s; a process's last launch in the window has
+# nothing after it (no exit, no other event) and ends no pause.
+w=(--since "$(rfc $((S + 19)) | sed 's/Z$/.5Z/')" --until "$(rfc $((S + 20)) | sed 's/Z$/.5Z/')")
+eq "report launch-gaps --param min_ms=3: 1001 launches of 4 processes, 997 pauses of 4.0 ms" \
+	"$(qa --data "$A" "${w[@]}" report launch-gaps --param min_ms=3 --param limit=2000 | awk -F, '{ n++; p[$1]; g[$6]; if (substr($5, 8) - substr($4, 8) != 3999000 || $7 !~ /^cu/) bad++ } END { for (k in g) ms = ms " " k; print n, length(p) ms, bad + 0 }')" \
+	"997 4 4.0 0"
+eq "report launch-gaps --param min_ms=4: pauses of 3.999 ms are not listed" \
+	"$(qa --data "$A" "${w[@]}" report launch-gaps --param min_ms=4 | wc -l)" 0
+# 1000 launches of 4 processes in 1 s, then 1 s of their off-CPU
+# intervals: after each process's last launch, a pause to the last thing
+# seen of it, and what its launching thread did then.
+LG="$T/lg"
+synth --data "$LG" --events 1000 --interval 1000000 --start "$S_NS" \
+	--table cuda_kernel --table offcpu
+stk="python3;_PyEval_EvalFrameDefault;time_sleep;clock_nanosleep;entry_SYSCALL_64;__x64_sys_clock_nanosleep;hrtimer_nanosleep;do_nanosleep;schedule"
+eq "report launch-gaps: after the last launch, to the last event seen; off-CPU by state, top stack" \
+	"$(qa --data "$LG" --pid 41000 report launch-gaps)" \
+	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1997000000)),1001.0,(last seen),167.0,\"S 143.0 ms, D 24.0 ms\",$stk,84.0,0,0,0,0,0,synthetic"
+eq "report launch-gaps --until: the pause ends with the window, its off-CPU time clipped" \
+	"$(qa --data "$LG" --pid 41000 --until "$(rfc $((S + 1)) | sed 's/Z$/.5Z/')" report launch-gaps)" \
+	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1500000000)),504.0,(last seen),83.0,\"S 71.0 ms, D 12.0 ms\",$stk,42.0,0,0,0,0,0,synthetic"
 eq "--pid filters" "$(q --data "$A" --pid 41017 sql 'SELECT count(*), min(pid), max(pid) FROM cuda_kernel')" "25000,41017,41017"
 eq "integer filters pushed down agree" \
 	"$(q --data "$A" sql "SELECT count(*) FROM cuda_kernel WHERE grid_x >= 64 AND block_x < 256")" \

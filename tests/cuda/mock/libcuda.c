@@ -158,3 +158,47 @@ API CUresult cuCtxSynchronize(void)
 {
 	return 0;
 }
+
+/* Graphs: a capture ends in a new graph, an instantiation in a new
+ * executable graph; handles are never reused.  A NULL handle is refused,
+ * as the real driver refuses it. */
+API CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
+{
+	(void)s;
+	return mode >= 0 && mode <= 2 ? 0 : 1;
+}
+
+API CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+	(void)s;
+	if (!g)
+		return 1;
+	*g = handle();
+	return 0;
+}
+
+API CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g,
+					 unsigned long long flags)
+{
+	(void)flags;
+	if (!e || !g)
+		return 1;
+	*e = handle();
+	return 0;
+}
+
+API CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+	(void)s;
+	return e ? 0 : 400;
+}
+
+API CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+	return e ? 0 : 400;
+}
+
+API CUresult cuGraphDestroy(CUgraph g)
+{
+	return g ? 0 : 400;
+}

@@ -3,9 +3,10 @@
  * device name; the first launch of a kernel gets its handle with
  * cuLibraryGetKernel (lazy loading), and every launch calls cuLaunchKernel;
  * cudaLaunchKernel also takes a driver handle instead of a stub;
- * cudaMalloc, cudaMemcpy, cudaMemcpyAsync and the pinned-memory calls call
- * their driver counterparts; cudaDeviceReset forgets the handles.  So one
- * runtime call crosses two hooked layers, as on a GPU host. */
+ * cudaMalloc, cudaMemcpy, cudaMemcpyAsync, the pinned-memory calls and
+ * the graph calls call their driver counterparts; cudaDeviceReset forgets
+ * the handles.  So one runtime call crosses two hooked layers, as on a GPU
+ * host. */
 #include <string.h>
 
 #include "mockcuda.h"
@@ -100,4 +101,36 @@ API int cudaHostRegister(void *p, size_t bytes, unsigned flags)
 API int cudaHostUnregister(void *p)
 {
 	return cuMemHostUnregister(p);
+}
+
+/* Graphs, each over its driver call (one row whichever layer). */
+API int cudaStreamBeginCapture(void *stream, int mode)
+{
+	return cuStreamBeginCapture_v2(stream, mode);
+}
+
+API int cudaStreamEndCapture(void *stream, CUgraph *g)
+{
+	return cuStreamEndCapture(stream, g);
+}
+
+API int cudaGraphInstantiate(CUgraphExec *e, CUgraph g,
+			     unsigned long long flags)
+{
+	return cuGraphInstantiateWithFlags(e, g, flags);
+}
+
+API int cudaGraphLaunch(CUgraphExec e, void *stream)
+{
+	return cuGraphLaunch(e, stream);
+}
+
+API int cudaGraphExecDestroy(CUgraphExec e)
+{
+	return cuGraphExecDestroy(e);
+}
+
+API int cudaGraphDestroy(CUgraph g)
+{
+	return cuGraphDestroy(g);
 }

@@ -14,6 +14,8 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUlib_st *CUlibrary;
 typedef struct CUstream_st *CUstream;
 typedef unsigned long long CUdeviceptr;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
 
 typedef struct {
 	unsigned gridDimX, gridDimY, gridDimZ;
@@ -70,6 +72,13 @@ CUresult cuMemFreeHost(void *p);
 CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags);
 CUresult cuMemHostUnregister(void *p);
 CUresult cuCtxSynchronize(void);
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode);
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g,
+				     unsigned long long flags);
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s);
+CUresult cuGraphExecDestroy(CUgraphExec e);
+CUresult cuGraphDestroy(CUgraph g);
 
 typedef struct { unsigned x, y, z; } dim3;
 int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
@@ -84,6 +93,12 @@ int cudaHostAlloc(void **p, size_t bytes, unsigned flags);
 int cudaFreeHost(void *p);
 int cudaHostRegister(void *p, size_t bytes, unsigned flags);
 int cudaHostUnregister(void *p);
+int cudaStreamBeginCapture(void *stream, int mode);
+int cudaStreamEndCapture(void *stream, CUgraph *g);
+int cudaGraphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long flags);
+int cudaGraphLaunch(CUgraphExec e, void *stream);
+int cudaGraphExecDestroy(CUgraphExec e);
+int cudaGraphDestroy(CUgraph g);
 void __cudaRegisterFunction(void **handle, const char *hostFun,
 			    char *deviceFun, const char *deviceName,
 			    int threadLimit, void *tid, void *bid, dim3 *bDim,
