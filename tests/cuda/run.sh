@@ -212,16 +212,16 @@ eq "(export) perfetto: processes named from the process table" "$(sed -n 1p <<<"
 eq "(export) perfetto: launches named by kernel, with dims and api" "$(sed -n 2,3p <<<"$got" | tr '\n' '|')" \
 	"saxpy(float*, float const*, float, int)|scale(float*, float)|void ns::tiled<float, 16>(float*)|8 8 2 16 16 4 1024 _ZN2nsL5tiledIfLi16EEEvPT_ cudaLaunchKernel 35|"
 eq "(export) perfetto: copies with bytes and kind, in order" "$(sed -n 4p <<<"$got")" \
-	"cudaMemcpy,4096,H2D cudaMemcpy,8192,D2H cudaMemcpy,8192,D2H cudaMemcpy,1048576,D2D cudaMemcpyAsync,65536,H2D"
+	"cudaMemcpy,4096,H2D cudaMemcpy,8192,D2H cudaMemcpy,8192,D2H cudaMemcpy,1048576,D2D cudaMemcpyAsync,65536,H2D cudaMemcpyAsync,4096,H2D cudaMemcpyAsync,16384,D2H cudaMemcpy2DAsync,512,H2D cudaMemcpy3D,512,H2D cudaMemcpyToSymbol,64,H2D cudaMemcpy,100,default"
 eq "(export) perfetto: registrations, allocations, memsets and syncs named by api" "$(sed -n 5p <<<"$got")" \
-	"__cudaRegisterFunction __cudaRegisterFunction __cudaRegisterFunction cudaMalloc cudaMalloc cudaMemset cudaMemsetAsync cudaDeviceSynchronize cudaStreamSynchronize cudaFree cudaFree"
+	"__cudaRegisterFunction __cudaRegisterFunction __cudaRegisterFunction cudaMalloc cudaMalloc cudaMemset cudaMemsetAsync cudaDeviceSynchronize cudaStreamSynchronize cudaFree cudaFree cudaMallocHost cudaHostAlloc cudaHostRegister"
 "$GPUREC" --data "$D" export --format sqlite -o "$T/rec.db" 2>"$T/exp.err"
 eq "(export) sqlite: exit 0, nothing on stderr" "$?:$(cat "$T/exp.err")" "0:"
 eq "(export) sqlite: every table's rows, columns, types and values as gpurec sql has them" \
 	"$(bash tests/cli/sqlite_diff.sh "$GPUREC" "$T/rec.db" cuda_kernel cuda_memcpy cuda_memset cuda_mem cuda_sync cuda_graph cuda_api nccl offcpu runq block_io file_io process drops -- --data "$D")" ""
 eq "(export) sqlite: (a)'s copies read back by the sqlite3 CLI" \
 	"$(sqlite3 -csv "$T/rec.db" "SELECT api, bytes, kind, async, stream, ret FROM cuda_memcpy WHERE pid = $pa ORDER BY ts" | tr '\n' ' ')" \
-	"cudaMemcpy,4096,H2D,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,1048576,D2D,0,,35 cudaMemcpyAsync,65536,H2D,1,4660,35 "
+	"cudaMemcpy,4096,H2D,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,8192,D2H,0,,35 cudaMemcpy,1048576,D2D,0,,35 cudaMemcpyAsync,65536,H2D,1,4660,35 cudaMemcpyAsync,4096,H2D,1,4660,35 cudaMemcpyAsync,16384,D2H,1,4660,35 cudaMemcpy2DAsync,512,H2D,1,4660,35 cudaMemcpy3D,512,H2D,0,,35 cudaMemcpyToSymbol,64,H2D,0,,35 cudaMemcpy,100,default,0,,35 "
 
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
 eq "(status) after SIGTERM: stopped; every table's count is SQL's" \
