@@ -34,7 +34,7 @@ QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
-SYNTH_SRC := bench/synth.c
+SYNTH_SRC := bench/synth.c bench/synth_nccl.c
 REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
                recorder/stubreg.c recorder/host.c recorder/cgroup.c \
                recorder/ksyms.c recorder/procmaps.c

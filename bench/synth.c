@@ -1,5 +1,5 @@
 /* synth.c - the synthetic launch, off-CPU, block I/O, file I/O and drops
- * streams. */
+ * streams; the NCCL job is synth_nccl.c's. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench/synth.h"
+#include "bench/synth_nccl.h"
 
 struct kernel {
 	uint32_t name, mangled;          /* dictionary ids */
@@ -44,6 +45,7 @@ struct gr_synth {
 	/* drops: its own sequence, its strings interned on first use */
 	int64_t drop_src[3];
 	uint64_t drop_seq;
+	struct gr_nccl_job *nccl;        /* made on the first nccl row */
 	/* strings by id, for the baseline */
 	char **strs;
 	int nstrs;
@@ -99,6 +101,11 @@ static int64_t intern(struct gr_synth *s, const char *str)
 	if (!s->strs[id])
 		s->strs[id] = strdup(str);
 	return id;
+}
+
+int64_t gr_synth__intern(struct gr_synth *s, const char *str)
+{
+	return intern(s, str);
 }
 
 const char *gr_synth__str(const struct gr_synth *s, int64_t id)
@@ -298,6 +305,7 @@ void gr_synth__free(struct gr_synth *s)
 	free(s->k);
 	free(s->step);
 	free(s->p);
+	gr_nccl_job__free(s->nccl);
 	free(s);
 }
 
@@ -478,13 +486,25 @@ void gr_synth__next_drops(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
 		    1ull << GR_drops_comm;
 }
 
+int64_t gr_synth__nccl_rows(struct gr_synth *s)
+{
+	if (!s->nccl && !(s->nccl = gr_nccl_job__new(s, &s->o)))
+		return -errno;
+	return (int64_t)gr_nccl_job__rows(s->nccl);
+}
+
 int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 {
 	int64_t v[GR_MAX_COLS];
 	uint64_t nm;
 	int err;
+	if (t == GR_T_nccl && gr_synth__nccl_rows(s) < 0)
+		return -errno;
 	for (uint64_t i = 0; i < n; i++) {
-		if (t == GR_T_cuda_kernel)
+		if (t == GR_T_nccl) {
+			if ((err = gr_nccl_job__next(s->nccl, v, &nm)) <= 0)
+				return err;
+		} else if (t == GR_T_cuda_kernel)
 			gr_synth__next_launch(s, v, &nm);
 		else if (t == GR_T_offcpu)
 			gr_synth__next_offcpu(s, v, &nm);

@@ -10,6 +10,9 @@
  * shared memory and stream) with jittered gaps and call durations.  With
  * interval_ns set, timestamps are exact (start + i * interval) and
  * durations fixed, so tests can compute expected answers by arithmetic.
+ *
+ * The NCCL stream (table nccl) models a multi-rank training job instead:
+ * bench/synth_nccl.h describes it.
  */
 #ifndef GR_SYNTH_H
 #define GR_SYNTH_H
@@ -27,6 +30,20 @@ struct gr_synth_opts {
 	int step_len;         /* launches per step (default 400) */
 	double rate;          /* >0: launches per second, all processes */
 	int memcpy_every;     /* >0: a copy after every Nth launch */
+	struct gr_synth_nccl {  /* the NCCL job; zeros take the defaults */
+		int ranks;            /* ranks in the job (8) */
+		int rank_lo;          /* first rank whose rows this host has */
+		int host_ranks;       /* ranks from rank_lo on (0: all) */
+		int iters;            /* training iterations (100) */
+		int64_t step_ns;      /* iteration time, no rank late (1 s) */
+		int64_t jitter_ns;    /* arrival spread of on-time ranks
+					 (200 us; <0: none) */
+		int late_rank;        /* with late_ns: the straggler */
+		int64_t late_ns;      /* >0: it enters this long after the
+					 first rank */
+		int late_every;       /* every Kth collective, seq % K == 0 */
+		int async;            /* dur is the enqueue, not the wait */
+	} nccl;
 };
 
 struct gr_synth;
@@ -62,10 +79,19 @@ const char *gr_synth__str(const struct gr_synth *s, int64_t id);
 void gr_synth__next_memcpy(struct gr_synth *s, int64_t *vals,
 			   uint64_t *nullmask);
 
-/* Appends n events of table t (cuda_kernel, offcpu, block_io, file_io or
- * drops) through the writer, calling gr_writer__flush every flush_every
- * events (0: never); with memcpy_every, cuda_kernel's launches are
- * followed by copies (not counted in n).  Returns 0 or -errno. */
+/* Interns str in the writer's dictionary (or the writer-less numbering).
+ * Returns its id, or -1 out of memory. */
+int64_t gr_synth__intern(struct gr_synth *s, const char *str);
+
+/* Rows the NCCL job writes in all (this host's ranks), or -errno
+ * (EINVAL: options gr_nccl_job__invalid refuses). */
+int64_t gr_synth__nccl_rows(struct gr_synth *s);
+
+/* Appends n events of table t (cuda_kernel, offcpu, block_io, file_io,
+ * drops or nccl) through the writer, calling gr_writer__flush every
+ * flush_every events (0: never); with memcpy_every, cuda_kernel's launches
+ * are followed by copies (not counted in n).  nccl stops early where the
+ * job ends.  Returns 0 or -errno. */
 int gr_synth__write(struct gr_synth *s, int t, uint64_t n,
 		    uint64_t flush_every);
 

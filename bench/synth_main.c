@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "bench/synth.h"
+#include "bench/synth_nccl.h"
 #include "common/parse.h"
 
 static void usage(FILE *f)
@@ -17,8 +18,10 @@ static void usage(FILE *f)
 		"usage: gpurec-synth --data DIR [--events N] [--table T]...\n"
 		"  --table T          cuda_kernel (default), offcpu, block_io, "
 		"file_io,\n"
-		"                     drops; repeatable\n"
-		"  --events N         events per table (default 100000)\n"
+		"                     drops, nccl; repeatable\n"
+		"  --events N         events per table (default 100000; nccl "
+		"alone: its whole\n"
+		"                     job; nccl stops where its job ends)\n"
 		"  --host NAME        host name in the metadata (default "
 		"synthetic)\n"
 		"  --start T          first ts: RFC 3339 or ns since the epoch "
@@ -32,7 +35,22 @@ static void usage(FILE *f)
 		"  --max-disk S       retention cap (default none)\n"
 		"  --rotate-every N   seal a segment every N events per table\n"
 		"  --rate R           launches per second, all processes\n"
-		"  --memcpy-every N   a copy after every Nth launch\n");
+		"  --memcpy-every N   a copy after every Nth launch\n"
+		"NCCL job (--table nccl; bench/synth_nccl.h has the model):\n"
+		"  --nccl-ranks N     ranks in the job (default 8)\n"
+		"  --nccl-host-ranks A-B  the ranks this host writes (default "
+		"all)\n"
+		"  --nccl-iters N     iterations (default 100)\n"
+		"  --nccl-step-ms MS  iteration time, no rank late (default "
+		"1000)\n"
+		"  --nccl-jitter-us US  arrival spread of on-time ranks "
+		"(default 200)\n"
+		"  --nccl-late-rank R --nccl-late-ms MS  rank R enters "
+		"collectives MS late\n"
+		"  --nccl-late-every K  only every Kth collective (seq %% K == "
+		"0; default 1)\n"
+		"  --nccl-async       calls return after the enqueue; waits "
+		"fall outside them\n");
 }
 
 static void die(const char *fmt, const char *arg)
@@ -53,6 +71,28 @@ static uint64_t num(const char *s, const char *what)
 	return v;
 }
 
+enum {
+	O_RANKS = 256, O_HOST_RANKS, O_ITERS, O_STEP, O_JITTER, O_LATE_RANK,
+	O_LATE_MS, O_LATE_EVERY, O_ASYNC,
+};
+
+/* --nccl-host-ranks A-B or A. */
+static void host_ranks(const char *arg, struct gr_synth_nccl *n)
+{
+	char lo[32];
+	const char *dash = strchr(arg, '-');
+	size_t len = dash ? (size_t)(dash - arg) : strlen(arg);
+	if (len >= sizeof(lo))
+		die("bad --nccl-host-ranks %s", arg);
+	memcpy(lo, arg, len);
+	lo[len] = 0;
+	n->rank_lo = (int)num(lo, "--nccl-host-ranks");
+	int hi = dash ? (int)num(dash + 1, "--nccl-host-ranks") : n->rank_lo;
+	if (hi < n->rank_lo)
+		die("bad --nccl-host-ranks %s", arg);
+	n->host_ranks = hi - n->rank_lo + 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -64,12 +104,22 @@ int main(int argc, char **argv)
 		{ "segment-size", 1, NULL, 'z' }, { "max-disk", 1, NULL, 'm' },
 		{ "rotate-every", 1, NULL, 'r' }, { "help", 0, NULL, 'h' },
 		{ "rate", 1, NULL, 'R' },       { "memcpy-every", 1, NULL, 'M' },
+		{ "nccl-ranks", 1, NULL, O_RANKS },
+		{ "nccl-host-ranks", 1, NULL, O_HOST_RANKS },
+		{ "nccl-iters", 1, NULL, O_ITERS },
+		{ "nccl-step-ms", 1, NULL, O_STEP },
+		{ "nccl-jitter-us", 1, NULL, O_JITTER },
+		{ "nccl-late-rank", 1, NULL, O_LATE_RANK },
+		{ "nccl-late-ms", 1, NULL, O_LATE_MS },
+		{ "nccl-late-every", 1, NULL, O_LATE_EVERY },
+		{ "nccl-async", 0, NULL, O_ASYNC },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gr_store_opts so = { .host = "synthetic" };
 	struct gr_synth_opts sy = { .seed = 1 };
 	uint64_t events = 100000, flush_every = 65536, rotate_every = 0;
-	int tables[8], ntables = 0, c;
+	int tables[8], ntables = 0, nccl = 0, events_given = 0, late_rank = 0,
+	    c;
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -77,12 +127,14 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': so.dir = optarg; break;
-		case 'n': events = num(optarg, "--events"); break;
+		case 'n': events = num(optarg, "--events");
+			  events_given = 1;
+			  break;
 		case 't':
 			if (ntables == 8 || (tables[ntables] =
 					     gr_table__find(optarg)) < 0)
 				die("bad --table %s", optarg);
-			ntables++;
+			nccl += tables[ntables++] == GR_T_nccl;
 			break;
 		case 'H': so.host = optarg; break;
 		case 's':
@@ -111,6 +163,35 @@ int main(int argc, char **argv)
 		case 'R': sy.rate = (double)num(optarg, "--rate"); break;
 		case 'M': sy.memcpy_every = (int)num(optarg, "--memcpy-every");
 			  break;
+		case O_RANKS: sy.nccl.ranks = (int)num(optarg, "--nccl-ranks");
+			      break;
+		case O_HOST_RANKS: host_ranks(optarg, &sy.nccl); break;
+		case O_ITERS: sy.nccl.iters = (int)num(optarg, "--nccl-iters");
+			      break;
+		case O_STEP:
+			sy.nccl.step_ns = (int64_t)num(optarg, "--nccl-step-ms") *
+					  1000000;
+			break;
+		case O_JITTER:
+			sy.nccl.jitter_ns = (int64_t)num(optarg,
+							 "--nccl-jitter-us") * 1000;
+			if (!sy.nccl.jitter_ns)
+				sy.nccl.jitter_ns = -1; /* none, not the default */
+			break;
+		case O_LATE_RANK:
+			sy.nccl.late_rank = (int)num(optarg, "--nccl-late-rank");
+			late_rank = 1;
+			break;
+		case O_LATE_MS:
+			sy.nccl.late_ns = (int64_t)num(optarg, "--nccl-late-ms") *
+					  1000000;
+			break;
+		case O_LATE_EVERY:
+			sy.nccl.late_every = (int)num(optarg, "--nccl-late-every");
+			if (!sy.nccl.late_every)
+				die("bad %s", "--nccl-late-every");
+			break;
+		case O_ASYNC: sy.nccl.async = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -121,13 +202,20 @@ int main(int argc, char **argv)
 	}
 	if (!ntables)
 		tables[ntables++] = GR_T_cuda_kernel;
+	if (late_rank != (sy.nccl.late_ns > 0))
+		die("%s", "--nccl-late-rank and --nccl-late-ms go together");
+	const char *why = nccl ? gr_nccl_job__invalid(&sy.nccl) : NULL;
+	if (why)
+		die("%s", why);
 	so.no_immutable = 1; /* tests tamper with sealed files on purpose */
 	struct gr_writer *w = gr_writer__open(&so);
 	if (!w)
 		die("cannot open %s", so.dir);
 	struct gr_synth *s = gr_synth__new(w, &sy);
-	if (!s)
+	if (!s || (nccl && gr_synth__nccl_rows(s) < 0))
 		die("out of memory%s", "");
+	if (nccl == ntables && !events_given)
+		events = (uint64_t)gr_synth__nccl_rows(s);
 	for (uint64_t done = 0; done < events;) {
 		uint64_t n = rotate_every ? rotate_every : events;
 		if (n > events - done)

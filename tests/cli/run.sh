@@ -522,6 +522,139 @@ eq "(summary) ... and sums stay exact" \
 user_error "hist_quantile rejects p out of range" "SQL error: hist_quantile: p must be 0..100" \
 	--data "$U" sql 'SELECT hist_quantile(dur, 101) FROM cuda_kernel'
 
+# --- NCCL: a straggler across two hosts ---------------------------------
+# One 8-rank job (bench/synth_nccl.h has the model), written as two hosts
+# would record it: alpha has ranks 0-3, beta 4-7.  Rank 6 enters every
+# collective exactly 290 ms after the first rank; no jitter, so every
+# number below follows by arithmetic: per rank 1 CommInitRank, 1 Broadcast
+# (seq 0), 20 iterations of 10 calls (6 collectives, seq 1..120, and a
+# group of Send/Recv), 1 CommDestroy; an iteration takes 1000 ms plus
+# 6 x 290 ms waiting for rank 6.
+job() { # job DIR HOST LO-HI [options]
+	local d=$1 h=$2 r=$3; shift 3
+	synth --data "$d" --table nccl --host "$h" --start "$S_NS" --nccl-ranks 8 \
+		--nccl-host-ranks "$r" --nccl-iters 20 "$@"
+}
+late=(--nccl-late-rank 6 --nccl-late-ms 290)
+job "$T/na" alpha 0-3 "${late[@]}" --nccl-jitter-us 0
+job "$T/nb" beta 4-7 "${late[@]}" --nccl-jitter-us 0
+NN=(--data "$T/na" --data "$T/nb")
+eq "(nccl) rows per host: 4 ranks x (3 + 20 x 10)" \
+	"$(q "${NN[@]}" sql "SELECT group_concat(h, ' ') FROM (SELECT host || ':' || count(*) AS h FROM nccl GROUP BY host ORDER BY host)")" \
+	"alpha:812 beta:812"
+cid=$(q "${NN[@]}" sql "SELECT min(comm_id) FROM nccl")
+eq "(nccl) both hosts' runs agree on the communicator and its collectives" \
+	"$(q "${NN[@]}" sql "SELECT count(DISTINCT comm_id), count(DISTINCT seq), count(DISTINCT comm_id || ' ' || seq || ' ' || op || ' ' || bytes), count(*) FILTER (WHERE seq IS NOT NULL) FROM nccl")" \
+	"1,121,121,968"
+# Per rank 203 rows: 40 group calls have no communicator, 42 calls no
+# bytes, all but 100 no redop, 41 a peer (the broadcast root, Send, Recv).
+eq "(nccl) NULLs where a call has no such argument" \
+	"$(q "${NN[@]}" sql "SELECT sum(comm_id IS NULL), sum(bytes IS NULL), sum(redop IS NULL), sum(peer IS NOT NULL), sum(seq IS NULL) FROM nccl")" \
+	"320,336,824,328,656"
+
+eq "(nccl) nccl-skew: beta rank 6 first, exactly 290 ms late, last every time" \
+	"$(qa "${NN[@]}" report nccl-skew | tr '\n' ' ')" \
+	"beta,6,48196,$cid,8/8,121,121,290.0,290.0,290.0,290.0 alpha,0,48100,$cid,8/8,121,0,0.0,0.0,0.0,0.0 alpha,1,48116,$cid,8/8,121,0,0.0,0.0,0.0,0.0 alpha,2,48132,$cid,8/8,121,0,0.0,0.0,0.0,0.0 alpha,3,48148,$cid,8/8,121,0,0.0,0.0,0.0,0.0 beta,4,48164,$cid,8/8,121,0,0.0,0.0,0.0,0.0 beta,5,48180,$cid,8/8,121,0,0.0,0.0,0.0,0.0 beta,7,48212,$cid,8/8,121,0,0.0,0.0,0.0,0.0 "
+eq "(nccl) nccl-skew --param limit=1" "$(qa "${NN[@]}" report nccl-skew --param limit=1 | cut -d, -f1,2,8)" "beta,6,290.0"
+eq "(nccl) nccl-arrivals: every collective spread 290 ms, beta rank 6 last by 290 ms" \
+	"$(qa "${NN[@]}" report nccl-arrivals --param limit=1000 | cut -d, -f5,7- | sort | uniq -c | sed 's/^ *//')" \
+	"121 8/8,290.0,beta,6,48196,290.0"
+eq "(nccl) nccl-arrivals: seq 0 is the broadcast, first at init + 300 ms" \
+	"$(qa "${NN[@]}" report nccl-arrivals --param limit=1 | cut -d, -f2-4)" "0,Broadcast,33554432"
+
+# nccl-sum: calls and bytes per op and size; the 4-byte AllReduce's time
+# is the 20 us transfer on every rank plus 290 ms on the seven that wait.
+eq "(nccl) nccl-sum: calls and bytes per op and size bucket" \
+	"$(qa "${NN[@]}" report nccl-sum | cut -d, -f1-4 | tr '\n' ' ')" \
+	"AllGather,8-16 MiB,160,1342177280 AllReduce,4-8 B,160,640 AllReduce,4-8 MiB,160,754974720 AllReduce,16-32 MiB,320,8388608000 Broadcast,32-64 MiB,8,268435456 CommDestroy,,8, CommInitRank,,8, GroupEnd,,160, GroupStart,,160, Recv,2-4 MiB,160,335544320 ReduceScatter,8-16 MiB,160,1342177280 Send,2-4 MiB,160,335544320 "
+eq "(nccl) nccl-sum: time of the 4-byte AllReduce" \
+	"$(qa "${NN[@]}" report nccl-sum | grep '^AllReduce,4-8 B,' | cut -d, -f5,6)" \
+	"$((20 * (7 * (290000000 + 20000) + 20000))),$((20 * (7 * (290000000 + 20000) + 20000) / 160))"
+# Broadcast: 8 x 32 MiB over 7 x (290 ms + 691088 ns) + 691088 ns.
+eq "(nccl) nccl-sum: broadcast bandwidths (nccl-tests' algbw = busbw)" \
+	"$(qa "${NN[@]}" report nccl-sum | grep '^Broadcast,' | cut -d, -f5-)" \
+	"$((7 * 290691088 + 691088)),$(((7 * 290691088 + 691088) / 8)),0.132,0.132"
+
+eq "(nccl) rank-pace: 6 collectives an iteration of 2740 ms; rank 6 waits least" \
+	"$(qa "${NN[@]}" report rank-pace | tr '\n' ' ')" \
+	"beta,6,48196,$cid,121,120,0,6,2740.0,21.9,0.6 alpha,0,48100,$cid,121,120,0,6,2740.0,21.9,63.9 alpha,1,48116,$cid,121,120,0,6,2740.0,21.9,63.9 alpha,2,48132,$cid,121,120,0,6,2740.0,21.9,63.9 alpha,3,48148,$cid,121,120,0,6,2740.0,21.9,63.9 beta,4,48164,$cid,121,120,0,6,2740.0,21.9,63.9 beta,5,48180,$cid,121,120,0,6,2740.0,21.9,63.9 beta,7,48212,$cid,121,120,0,6,2740.0,21.9,63.9 "
+eq "(nccl) rank-pace --param per_iter=6 equals the detected period" \
+	"$(qa "${NN[@]}" report rank-pace --param per_iter=6 | md5sum)" "$(qa "${NN[@]}" report rank-pace | md5sum)"
+user_error "(nccl) rank-pace per_iter takes a whole number" "per_iter takes a whole number" \
+	"${NN[@]}" report rank-pace --param per_iter=six
+
+# A window that ends 100 ms after seq 60's first arrival: rank 6 (290 ms
+# later) is not in it, so seq 60 is partial and left out of the lateness,
+# and rank-pace shows rank 6 one collective behind.
+t60=$(q "${NN[@]}" sql "SELECT min(ts) + 100000000 FROM nccl WHERE seq = 60")
+until60="$(date -u -d "@${t60:0:10}" +%Y-%m-%dT%H:%M:%S).${t60:10:3}Z"
+eq "(nccl) a window's edge: partial collectives left out, still exactly 290 ms" \
+	"$(qa "${NN[@]}" --until "$until60" report nccl-skew | cut -d, -f1,2,5-8 | head -2 | tr '\n' ' ')" \
+	"beta,6,8/8,60,60,290.0 alpha,0,8/8,60,0,0.0 "
+eq "(nccl) a window's edge: rank-pace puts the rank behind first" \
+	"$(qa "${NN[@]}" --until "$until60" report rank-pace | cut -d, -f1,2,5-7 | head -2 | tr '\n' ' ')" \
+	"beta,6,60,59,1 alpha,0,61,60,0 "
+eq "(nccl) one host's data alone: 4 of 8 ranks, no lateness" \
+	"$(qa --data "$T/na" report nccl-skew | cut -d, -f1,2,5,8 | tr '\n' ' ')" \
+	"alpha,0,4/8,0.0 alpha,1,4/8,0.0 alpha,2,4/8,0.0 alpha,3,4/8,0.0 "
+
+# Late every 3rd collective (seq % 3 == 0): 41 of 121, so the mean is
+# 290 x 41 / 121 ms; two late collectives an iteration make it 1580 ms.
+job "$T/n3a" alpha 0-3 "${late[@]}" --nccl-jitter-us 0 --nccl-late-every 3
+job "$T/n3b" beta 4-7 "${late[@]}" --nccl-jitter-us 0 --nccl-late-every 3
+m=$(python3 -c 'print(round(290 * 41 / 121, 3))')
+eq "(nccl) late every 3rd collective: times last, mean, p99, max, vs host" \
+	"$(qa --data "$T/n3a" --data "$T/n3b" report nccl-skew --param limit=2 | cut -d, -f1,2,6- | tr '\n' ' ')" \
+	"beta,6,121,41,$m,290.0,290.0,$m alpha,0,121,0,0.0,0.0,0.0,0.0 "
+eq "(nccl) late every 3rd collective: 1580 ms an iteration" \
+	"$(qa --data "$T/n3a" --data "$T/n3b" report rank-pace | cut -d, -f8-10 | sort -u)" "6,1580.0,37.97"
+
+# Jitter (200 us by default): the on-time ranks spread, rank 6 still
+# exactly 290 ms after the first; nobody else ever 0.2 ms late or more.
+job "$T/nja" alpha 0-3 "${late[@]}"
+job "$T/njb" beta 4-7 "${late[@]}"
+NJ=(--data "$T/nja" --data "$T/njb")
+eq "(nccl) with jitter: rank 6 first, exactly 290 ms late" \
+	"$(qa "${NJ[@]}" report nccl-skew --param limit=1 | cut -d, -f1,2,6-10)" "beta,6,121,121,290.0,290.0,290.0"
+eq "(nccl) with jitter: the others within 0.2 ms, each sometimes late" \
+	"$(qa "${NJ[@]}" report nccl-skew | tail -n +2 | awk -F, '$8 > 0 && $10 <= 0.2 { n++ } END { print n }')" 7
+eq "(nccl) the same seed writes the same rows" \
+	"$(job "$T/nja2" alpha 0-3 "${late[@]}"; qa --data "$T/nja2" sql 'SELECT * FROM nccl ORDER BY ts, rank, api' | md5sum)" \
+	"$(qa --data "$T/nja" sql 'SELECT * FROM nccl ORDER BY ts, rank, api' | md5sum)"
+
+# --nccl-async: the calls return after a 9 us enqueue; the arrivals, and
+# so the straggler table, are the blocking run's.
+job "$T/naa" alpha 0-3 "${late[@]}" --nccl-jitter-us 0 --nccl-async
+job "$T/nab" beta 4-7 "${late[@]}" --nccl-jitter-us 0 --nccl-async
+eq "(nccl) async: the same straggler table" \
+	"$(qa --data "$T/naa" --data "$T/nab" report nccl-skew | md5sum)" "$(qa "${NN[@]}" report nccl-skew | md5sum)"
+eq "(nccl) async: collectives last the enqueue" \
+	"$(q --data "$T/naa" --data "$T/nab" sql "SELECT count(*), min(dur), max(dur) FROM nccl WHERE seq IS NOT NULL")" "968,9000,9000"
+
+# A second job (another seed: another communicator) on a third host.
+job "$T/ng" gamma 0-1 --nccl-ranks 2 --seed 2 --nccl-jitter-us 0
+eq "(nccl) two communicators: each compared within itself" \
+	"$(qa "${NN[@]}" --data "$T/ng" report nccl-skew | cut -d, -f1,2,5,8 | tr '\n' ' ')" \
+	"beta,6,8/8,290.0 alpha,0,8/8,0.0 alpha,1,8/8,0.0 alpha,2,8/8,0.0 alpha,3,8/8,0.0 beta,4,8/8,0.0 beta,5,8/8,0.0 beta,7,8/8,0.0 gamma,0,2/2,0.0 gamma,1,2/2,0.0 "
+
+# The air-gapped copy: a plain copy of the files verifies.
+cp -a "$T/nb" "$T/nb-copy"
+eq "(nccl) a copied data directory verifies" "$("$GPUREC" --data "$T/nb-copy" --format jsonl verify)" \
+	'{"ok":true,"dirs_checked":1,"segments_checked":1,"blocks_checked":1,"problems":[]}'
+synth_error() { # NAME MESSAGE ARGS…
+	local name=$1 want=$2; shift 2
+	"$SYNTH" "$@" >/dev/null 2>"$T/err"; local rc=$?
+	eq "$name" "$rc $(cat "$T/err")" "1 gpurec-synth: $want"
+}
+synth_error "(nccl) synth: a late rank outside the job" "--nccl-late-rank 8 is not a rank of 0-7" \
+	--data "$T/nx" --table nccl --nccl-late-rank 8 --nccl-late-ms 5
+synth_error "(nccl) synth: a step too short" "--nccl-step-ms 5 is too short for the transfers and the jitter" \
+	--data "$T/nx" --table nccl --nccl-step-ms 5
+synth_error "(nccl) synth: host ranks outside the job" "--nccl-host-ranks must lie within 0-3" \
+	--data "$T/nx" --table nccl --nccl-ranks 4 --nccl-host-ranks 2-4
+synth_error "(nccl) synth: a late rank needs its lateness" "--nccl-late-rank and --nccl-late-ms go together" \
+	--data "$T/nx" --table nccl --nccl-late-rank 1
+
 # --- thousands of segments, no ATTACH limit -----------------------------
 M="$T/many"
 synth --data "$M" --events 2400 --interval 1000 --start "$S_NS" --rotate-every 2 --flush-every 2

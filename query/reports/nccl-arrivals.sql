@@ -1,0 +1,23 @@
+-- name: nccl-arrivals
+-- description: per NCCL collective (communicator, seq): ranks seen, first arrival, arrival spread across ranks and hosts, the last rank (host, rank, pid) and its lead over the one before; widest spread first
+-- param: limit=50 most collectives shown
+WITH c AS (
+  SELECT comm_id, seq, op, bytes, host, pid, rank, nranks, ts,
+         row_number() OVER (PARTITION BY comm_id, seq
+                            ORDER BY ts DESC, host, rank) AS pos,
+         count(*) OVER (PARTITION BY comm_id, seq) AS n,
+         min(ts) OVER (PARTITION BY comm_id, seq) AS first
+  FROM nccl
+  WHERE seq IS NOT NULL AND comm_id IS NOT NULL
+    AND +op IN ('AllReduce', 'AllGather', 'ReduceScatter', 'Broadcast',
+                'Reduce', 'AllToAll')
+)
+SELECT l.comm_id, l.seq, l.op, l.bytes, l.n || '/' || l.nranks AS ranks,
+       l.first AS first_ts, round((l.ts - l.first) / 1e6, 3) AS spread_ms,
+       l.host AS last_host, l.rank AS last_rank, l.pid AS last_pid,
+       round((l.ts - p.ts) / 1e6, 3) AS lead_ms
+FROM c l LEFT JOIN c p
+  ON p.comm_id = l.comm_id AND p.seq = l.seq AND p.pos = 2
+WHERE l.pos = 1
+ORDER BY l.ts - l.first DESC, l.first, l.comm_id
+LIMIT :limit
