@@ -10,7 +10,9 @@
 # (b) "comms" against a mock libnccl (tests/cuda/mock/libnccl.c) that
 #     makes communicators without a GPU, twice, as rank 0 and rank 1 of
 #     one unique id: comm_id, rank, nranks and seq must be exact, and the
-#     same collective must carry the same comm_id and seq on both ranks.
+#     same collective must carry the same comm_id and seq on both ranks;
+#     and a process that made its communicator before gpurecd started,
+#     whose calls on it carry no comm_id.
 set -uo pipefail
 SUITE=nccl
 . "$(dirname "$0")/lib.sh"
@@ -20,7 +22,11 @@ P=build/cuda-tests/nccl_calls
 REAL=${NCCL_LIB:-/usr/local/cuda/lib64/libnccl.so.2}
 [ -x $P ] && [ -e $M/libnccl.so.2 ] || { bad "nccl_calls" "not built: run make bpf-test"; finish; exit 1; }
 
+$P $M/libnccl.so.2 early "$T/go.early" >"$T/early.out" & pe=$!
+sleep 0.2 # its communicator is made before gpurecd starts
 start_gpurecd --cuda-lib $M/libnccl.so.2
+touch "$T/go.early"; wait $pe
+eq "(early) runs" "$?" 0
 $P $M/libnccl.so.2 comms 0 >"$T/r0.out" & p0=$!; wait $p0
 eq "(rank 0) runs" "$?" 0
 $P $M/libnccl.so.2 comms 1 >"$T/r1.out" & p1=$!; wait $p1
@@ -55,6 +61,9 @@ eq "the ranks derive the same ids from the same unique id and split" \
 eq "the same collective has the same comm_id and seq on both ranks" \
 	"$(q "SELECT comm_id, seq, op, count FROM nccl WHERE pid = $p0 AND seq IS NOT NULL AND comm_id NOT IN (SELECT comm_id FROM nccl WHERE op = 'CommInitAll') ORDER BY ts")" \
 	"$(q "SELECT comm_id, seq, op, count FROM nccl WHERE pid = $p1 AND seq IS NOT NULL AND comm_id NOT IN (SELECT comm_id FROM nccl WHERE op = 'CommInitAll') ORDER BY ts")"
+eq "(early) a communicator made before gpurecd: its calls recorded, comm_id, rank, nranks, seq NULL" \
+	"$(sed -n 's/^ret //p' "$T/early.out") $(q "$C WHERE pid = $pe ORDER BY ts")" \
+	"0 0 0 ncclAllReduce,AllReduce,16,float32,64,sum,,,,,,40,0 ncclCommDestroy,CommDestroy,,,,,,,,,,,0 "
 eq "(rank 0) NCCL's rows are only in nccl" "$(q "SELECT count(*) FROM cuda_api WHERE pid = $p0")" "0 "
 
 if [ -z "$pr" ]; then

@@ -7,6 +7,9 @@
  *   nccl_calls LIB comms RANK   communicators from a mock libnccl: rank
  *                               RANK of 2 on a known unique id, a split,
  *                               an InitAll, collectives on each
+ *   nccl_calls LIB early GO     a communicator made at once, used once
+ *                               the file GO exists (gpurecd started
+ *                               between)
  *
  * LIB is dlopen'ed, as PyTorch loads libnccl.  Prints each call's return
  * code on a "ret" line, in call order, and in comms mode the comm_id
@@ -129,10 +132,24 @@ static void comms(int rank)
 	printf("id scalable %lld\n", (long long)fnv(&id3, sizeof(id3)));
 }
 
+static void early(const char *go)
+{
+	ncclComm_t c = NULL;
+
+	printf("ret");
+	R(CommInitRank(&c, 2, known_id(3), 0));
+	fflush(stdout);
+	while (access(go, F_OK) != 0)
+		usleep(10000);
+	R(AllReduce(B(0x1000), B(0x2000), 16, 7, 0, c, S(0x28)));
+	R(CommDestroy(c));
+	printf("\n");
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[2], "comms") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: nccl_calls LIB calls|comms RANK\n");
+	if (argc < 3 || (strcmp(argv[2], "calls") != 0 && argc < 4)) {
+		fprintf(stderr, "usage: nccl_calls LIB calls|comms RANK|early GO\n");
 		return 2;
 	}
 	if (!(lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL))) {
@@ -144,6 +161,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(argv[2], "calls") == 0)
 		calls();
+	else if (strcmp(argv[2], "early") == 0)
+		early(argv[3]);
 	else
 		comms(atoi(argv[3]));
 	return 0;
