@@ -27,6 +27,10 @@
  *
  * Decoding: the BPF side hands over raw argument registers, stack slots
  * and struct bytes; this file turns them into rows, per the API's shape.
+ * NCCL's entry points are found and decoded the same way (rows of the
+ * nccl table); this file also follows each process's communicators, from
+ * their creation to their destruction, to give every row its comm_id and
+ * every collective its seq (docs/recorder.md, "NCCL").
  *
  * Kernel names: a runtime launch passes the host stub, a function in the
  * application whose symbol is the kernel's mangled name, so its name comes

@@ -5,7 +5,8 @@
  * Variants are listed explicitly (_v2, _ptsz for per-thread default
  * streams, _ptds for per-thread default-stream synchronous calls): each is
  * its own symbol in libcudart and libcuda, and applications reach all of
- * them.  Sources: CUDA 13.0 cuda_runtime_api.h and cuda.h.
+ * them.  Sources: CUDA 13.0 cuda_runtime_api.h and cuda.h; NCCL 2.28
+ * nccl.h.
  */
 #include <linux/types.h>
 
