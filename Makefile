@@ -131,6 +131,14 @@ $(MOCK)/libcudart.so.13: tests/cuda/mock/libcudart.c \
 		tests/cuda/mock/mockcuda.h $(MOCK)/libcuda.so.1
 	$(CC) $(MOCK_CFLAGS) -Wl,-soname,libcudart.so.13 -o $@ $< \
 	  -L$(MOCK) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+# A mock NCCL (communicators without a GPU) and the NCCL test program,
+# which dlopens the mock or the real libnccl.so.2 (tests/cuda/nccl.sh).
+$(MOCK)/libnccl.so.2: tests/cuda/mock/libnccl.c tests/cuda/mock/mocknccl.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MOCK_CFLAGS) -Wl,-soname,libnccl.so.2 -o $@ $<
+$(B)/cuda-tests/nccl_calls: tests/cuda/nccl_calls.c tests/cuda/mock/mocknccl.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) -Itests/cuda -o $@ $< -ldl
 $(B)/cuda-tests/drv_calls: tests/cuda/drv_calls.c $(MOCK_LIBS)
 	$(CC) -O1 -g -Wall -Wextra -Itests/cuda -o $@ $< -L$(MOCK) \
 	  -l:libcudart.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/mock'
@@ -159,6 +167,7 @@ $(B)/host-tests/host_load: tests/host/host_load.c
 
 bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(B)/cuda-tests/drv_calls $(B)/cuda-tests/graphs_gaps \
+		$(B)/cuda-tests/nccl_calls $(MOCK)/libnccl.so.2 \
 		$(B)/host-tests/host_load
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
@@ -167,6 +176,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/nccl.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/run.sh
 
 # make test: every test, sanitized; the last line counts them all.

@@ -64,6 +64,15 @@ struct {
 	__type(value, struct tstate);
 } zero SEC(".maps");
 
+/* Stack arguments copied at entry (GR_CK_STACK), per thread, until the
+ * return: rare calls (communicator set-up), so a small map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8[GR_STRUCT_BYTES]);
+} stacked SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
@@ -130,25 +139,39 @@ int cuda_entry(struct pt_regs *ctx)
 	/* At entry the stack holds the return address, then arguments 7… */
 	bpf_probe_read_user(&f->args[6], 4 * sizeof(__u64),
 			    (void *)(PT_REGS_SP(ctx) + 8));
+	if (GR_CK_STACK(cookie)) {
+		__u8 st[GR_STRUCT_BYTES];
+		if (bpf_probe_read_user(st, sizeof(st),
+					(void *)(PT_REGS_SP(ctx) + 8)))
+			__builtin_memset(st, 0, sizeof(st));
+		bpf_map_update_elem(&stacked, &tid, st, BPF_ANY);
+	}
 	return 0;
 }
 
 /* Copies the struct the cookie names into st, zeros where it was not
  * read (the ring buffer's memory is not cleared for us). */
 static __always_inline void read_struct(__u8 *st, __u64 cookie,
-					const struct frame *f)
+					const struct frame *f, __u32 tid)
 {
 	__u32 si = GR_CK_STRUCT(cookie);
+	if (GR_CK_STACK(cookie)) {
+		__u8 *s = bpf_map_lookup_elem(&stacked, &tid);
+		if (s)
+			__builtin_memcpy(st, s, GR_STRUCT_BYTES);
+		else
+			__builtin_memset(st, 0, GR_STRUCT_BYTES);
+		bpf_map_delete_elem(&stacked, &tid);
+		return;
+	}
 	if (!si || si > 6) {
 		__builtin_memset(st, 0, GR_STRUCT_BYTES);
 		return;
 	}
 	void *p = (void *)(f->args[(si - 1) & 7] + GR_CK_STRUCT_OFF(cookie));
-	if (GR_CK_WIDE(cookie)) {
-		if (bpf_probe_read_user(st, GR_STRUCT_BYTES, p))
-			__builtin_memset(st, 0, GR_STRUCT_BYTES);
+	if (GR_CK_WIDE(cookie) && !bpf_probe_read_user(st, GR_STRUCT_BYTES, p))
 		return;
-	}
+	/* Narrow, or wide across an unmapped page: the first 64 bytes. */
 	if (bpf_probe_read_user(st, GR_STRUCT_NARROW, p))
 		__builtin_memset(st, 0, GR_STRUCT_NARROW);
 	__builtin_memset(st + GR_STRUCT_NARROW, 0,
@@ -211,7 +234,7 @@ int cuda_return(struct pt_regs *ctx)
 	e->dur = bpf_ktime_get_boot_ns() - f->ts;
 	e->ret = PT_REGS_RC(ctx);
 	__builtin_memcpy(e->args, f->args, sizeof(e->args));
-	read_struct(e->st, cookie, f);
+	read_struct(e->st, cookie, f, tid);
 	e->inner_func = f->inner_func;
 	e->out = 0;
 	__u32 oi = GR_CK_OUT(cookie);

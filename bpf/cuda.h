@@ -24,6 +24,9 @@
  *               copy's parameters, whose pointers and extent lie far
  *               apart; launch configs end sooner, and reading past a
  *               struct's end may cross into an unmapped page and fail)
+ *   bit  43     copy GR_STRUCT_BYTES of the stack arguments at entry (a
+ *               struct passed by value, which the callee owns and may
+ *               overwrite: ncclCommInitRank's 128-byte unique id) into st
  */
 #ifndef GR_BPF_CUDA_H
 #define GR_BPF_CUDA_H
@@ -37,6 +40,7 @@
 #define GR_CK_LAUNCH(c)     (((c) >> 40) & 1)
 #define GR_CK_ALWAYS(c)     (((c) >> 41) & 1)
 #define GR_CK_WIDE(c)       (((c) >> 42) & 1)
+#define GR_CK_STACK(c)      (((c) >> 43) & 1)
 
 #define GR_NARGS 10        /* 6 registers and 4 stack slots (x86-64) */
 #define GR_STRUCT_BYTES 128

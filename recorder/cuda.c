@@ -27,6 +27,10 @@
  *
  * Decoding: the BPF side hands over raw argument registers, stack slots
  * and struct bytes; this file turns them into rows, per the API's shape.
+ * NCCL's entry points are found and decoded the same way (rows of the
+ * nccl table); this file also follows each process's communicators, from
+ * their creation to their destruction, to give every row its comm_id and
+ * every collective its seq (docs/recorder.md, "NCCL").
  *
  * Kernel names: a runtime launch passes the host stub, a function in the
  * application whose symbol is the kernel's mangled name, so its name comes
@@ -130,6 +134,33 @@ static void *hmap_put(struct hmap *m, uint64_t k1, uint64_t k2, void *v)
 	return NULL;
 }
 
+/* Removes k, returning its value (NULL if absent).  Linear probing:
+ * later entries of the run shift back into the hole. */
+static void *hmap_del(struct hmap *m, uint64_t k1, uint64_t k2)
+{
+	if (!m->cap)
+		return NULL;
+	size_t mask = m->cap - 1, i = mix(k1, k2) & mask;
+	for (;; i = (i + 1) & mask) {
+		if (!m->e[i].v)
+			return NULL;
+		if (m->e[i].k1 == k1 && m->e[i].k2 == k2)
+			break;
+	}
+	void *old = m->e[i].v;
+	for (size_t j = (i + 1) & mask; m->e[j].v; j = (j + 1) & mask) {
+		size_t h = mix(m->e[j].k1, m->e[j].k2) & mask;
+		/* j may move to the hole i unless its home h lies in (i, j]. */
+		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
+			continue;
+		m->e[i] = m->e[j];
+		i = j;
+	}
+	m->e[i] = (struct hent){ 0 };
+	m->n--;
+	return old;
+}
+
 /* ---- state -------------------------------------------------------------- */
 
 /* A file already looked at (attached or not), by device and inode. */
@@ -161,6 +192,14 @@ struct proc {
 	int nfiles;
 };
 
+/* An NCCL communicator gpurecd saw made (ncclCommInit*, ncclCommSplit). */
+struct ncomm {
+	int64_t id;               /* comm_id */
+	int32_t rank, nranks;     /* -1: unknown */
+	int64_t seq;              /* collectives issued on it so far */
+	uint64_t splits;          /* ncclCommSplit calls on it so far */
+};
+
 struct kname {
 	char *mangled;
 	char *demangled; /* NULL when it does not demangle */
@@ -183,6 +222,7 @@ struct gr_cuda {
 	                       * &no_regs where none could be read */
 	struct hmap maps;     /* (pid, 0) -> struct gr_maps */
 	struct hmap names;    /* (pid, handle) -> struct kname */
+	struct hmap comms;    /* (pid, ncclComm_t) -> struct ncomm */
 	struct hmap nameless; /* (pid, handle) -> &nameless_mark: nothing
 	                       * could name it, do not look again */
 	int misses_logged;    /* name_stub misses told in verbose mode */
@@ -483,6 +523,179 @@ static int append(struct gr_cuda *c, int t, int64_t *v, uint64_t nm)
 	return 0;
 }
 
+/* ---- NCCL ------------------------------------------------------------------ */
+
+static const char *const nccl_types[] = { "int8", "uint8", "int32", "uint32",
+	"int64", "uint64", "float16", "float32", "float64", "bfloat16",
+	"float8e4m3", "float8e5m2" };
+static const uint8_t nccl_type_bytes[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2,
+					   1, 1 };
+static const char *const nccl_ops[] = { "sum", "prod", "max", "min", "avg" };
+
+/* comm_id: 64-bit FNV-1a of the bytes, top bit cleared (a positive
+ * INTEGER).  docs/recorder.md gives the byte layouts hashed. */
+static int64_t comm_hash(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return (int64_t)(h & INT64_MAX);
+}
+
+/* Keeps handle as a communicator of pid (replacing what a reused handle
+ * was). */
+static struct ncomm *comm_new(struct gr_cuda *c, uint32_t pid,
+			      uint64_t handle, int64_t id, int32_t rank,
+			      int32_t nranks)
+{
+	struct ncomm *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	*m = (struct ncomm){ .id = id, .rank = rank, .nranks = nranks };
+	void *old = hmap_put(&c->comms, pid, handle, m);
+	if (old == m) {
+		free(m);
+		return NULL;
+	}
+	free(old);
+	return m;
+}
+
+/* Forgets every communicator of pid (it exec'd or exited). */
+static void comm_forget_pid(struct gr_cuda *c, uint32_t pid)
+{
+	for (size_t i = 0; i < c->comms.cap;) {
+		struct hent *h = &c->comms.e[i];
+		if (h->v && h->k1 == pid)
+			free(hmap_del(&c->comms, h->k1, h->k2));
+		else
+			i++; /* after a delete, i may hold a shifted entry */
+	}
+}
+
+/* The nccl row's columns past api (the shared ones are set), and the
+ * communicator bookkeeping the call implies. */
+static void decode_nccl(struct gr_cuda *c, const struct gr_cuda_call *e,
+			const struct gr_api *a, int64_t *v, uint64_t *nm)
+{
+	const __u64 *x = e->args;
+	int32_t ret = (int32_t)e->ret;
+	int made = ret == 0 || ret == 7; /* ncclSuccess, ncclInProgress */
+	struct ncomm *m = NULL;
+
+	v[GR_nccl_op] = intern(c, a->sym + 4); /* past "nccl" */
+	if (a->bytes >= 0) {
+		uint64_t n = x[a->bytes];
+		uint32_t dt = (uint32_t)x[a->dtype];
+		v[GR_nccl_count] = (int64_t)n;
+		if (dt < sizeof(nccl_types) / sizeof(nccl_types[0])) {
+			v[GR_nccl_datatype] = intern(c, nccl_types[dt]);
+			v[GR_nccl_bytes] = sz(n, nccl_type_bytes[dt]);
+		} else {
+			char b[16];
+			snprintf(b, sizeof(b), "%u", dt);
+			v[GR_nccl_datatype] = intern(c, b);
+			*nm |= 1ull << GR_nccl_bytes;
+		}
+	} else {
+		*nm |= 1ull << GR_nccl_count | 1ull << GR_nccl_datatype |
+		       1ull << GR_nccl_bytes;
+	}
+	if (a->redop >= 0) {
+		uint32_t op = (uint32_t)x[a->redop];
+		v[GR_nccl_redop] = intern(c, op < 5 ? nccl_ops[op] : "premulsum");
+	} else {
+		*nm |= 1ull << GR_nccl_redop;
+	}
+	if (a->peer >= 0)
+		v[GR_nccl_peer] = (int32_t)x[a->peer];
+	else
+		*nm |= 1ull << GR_nccl_peer;
+	if (a->stream >= 0)
+		v[GR_nccl_stream] = (int64_t)x[a->stream];
+	else
+		*nm |= 1ull << GR_nccl_stream;
+	v[GR_nccl_ret] = ret;
+	*nm |= 1ull << GR_nccl_seq;
+
+	switch (a->shape) {
+	case GR_SH_NCCL_COLL:
+	case GR_SH_NCCL_P2P:
+	case GR_SH_NCCL_SPLIT:
+	case GR_SH_NCCL_FINALIZE:
+	case GR_SH_NCCL_END:
+		m = hmap_get(&c->comms, e->pid, x[a->comm]);
+		if (m && a->shape == GR_SH_NCCL_COLL && made) {
+			/* Only issued collectives count: a call refused
+			 * on one rank would shift every later seq. */
+			v[GR_nccl_seq] = m->seq++;
+			*nm &= ~(1ull << GR_nccl_seq);
+		}
+		if (a->shape == GR_SH_NCCL_SPLIT && m) {
+			/* Every rank splits the parent in the same order:
+			 * (parent, color, nth split) names the child alike
+			 * on the ranks of one color. */
+			int64_t k[3] = { m->id, (int32_t)x[1],
+					 (int64_t)m->splits++ };
+			int64_t id = comm_hash(k, sizeof(k));
+			m = NULL;
+			if (made && e->out)
+				m = comm_new(c, e->pid, e->out, id, -1, -1);
+		} else if (a->shape == GR_SH_NCCL_SPLIT) {
+			m = NULL;
+		}
+		break;
+	case GR_SH_NCCL_INIT:
+	case GR_SH_NCCL_INIT_IDS: {
+		/* The unique id: on the stack at entry, or the first of
+		 * commIds (zeros where unread). */
+		int64_t id = comm_hash(e->st, 128);
+		v[GR_nccl_comm_id] = id;
+		v[GR_nccl_rank] = (int32_t)x[a->rank];
+		v[GR_nccl_nranks] = (int32_t)x[a->nranks];
+		if (made && e->out)
+			comm_new(c, e->pid, e->out, id, (int32_t)x[a->rank],
+				 (int32_t)x[a->nranks]);
+		return;
+	}
+	case GR_SH_NCCL_INIT_ALL: {
+		/* One process, ndev communicators: named by the process and
+		 * the first handle. */
+		int32_t ndev = (int32_t)x[a->nranks];
+		uint64_t k[2] = { e->pid, e->out };
+		int64_t id = comm_hash(k, sizeof(k));
+		v[GR_nccl_nranks] = ndev;
+		*nm |= 1ull << GR_nccl_rank;
+		if (!made || !e->out) {
+			*nm |= 1ull << GR_nccl_comm_id;
+			return;
+		}
+		v[GR_nccl_comm_id] = id;
+		for (int i = 0; i < ndev && i < 16; i++) {
+			uint64_t h = i ? u64at(e->st + 8 * i) : e->out;
+			if (h)
+				comm_new(c, e->pid, h, id, i, ndev);
+		}
+		return;
+	}
+	}
+	if (m) {
+		v[GR_nccl_comm_id] = m->id;
+		v[GR_nccl_rank] = m->rank;
+		v[GR_nccl_nranks] = m->nranks;
+		if (m->rank < 0)
+			*nm |= 1ull << GR_nccl_rank;
+		if (m->nranks < 0)
+			*nm |= 1ull << GR_nccl_nranks;
+	} else {
+		*nm |= 1ull << GR_nccl_comm_id | 1ull << GR_nccl_rank |
+		       1ull << GR_nccl_nranks;
+	}
+	if (a->shape == GR_SH_NCCL_END && made)
+		free(hmap_del(&c->comms, e->pid, x[a->comm]));
+}
+
 static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 			const char *name)
 {
@@ -707,6 +920,18 @@ static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 		v[GR_cuda_graph_ret] = ret;
 		break;
 	}
+	case GR_SH_NCCL_COLL:
+	case GR_SH_NCCL_P2P:
+	case GR_SH_NCCL_GROUP:
+	case GR_SH_NCCL_INIT:
+	case GR_SH_NCCL_INIT_IDS:
+	case GR_SH_NCCL_INIT_ALL:
+	case GR_SH_NCCL_SPLIT:
+	case GR_SH_NCCL_END:
+	case GR_SH_NCCL_FINALIZE:
+		t = GR_T_nccl;
+		decode_nccl(c, e, a, v, &nm);
+		break;
 	default: /* GR_SH_NAME */
 		t = GR_T_cuda_api;
 		if (a->noret) {
@@ -766,6 +991,7 @@ static int on_record(void *ctx, void *data, size_t len)
 				c->execs_cap = cap;
 			}
 			c->execs[c->nexecs++] = (int)x->pid;
+			comm_forget_pid(c, x->pid); /* a new image */
 			/* The new image, at once: a short program may be gone
 			 * before its first scan, and its launches are named
 			 * from its executable's symbols. */
@@ -1109,6 +1335,10 @@ int gr_cuda__scan_all(struct gr_cuda *c)
 			total += r;
 	}
 	closedir(d);
+	/* Rows still queued for processes about to be forgotten name their
+	 * communicators: decode them first. */
+	if (c->comms.n)
+		ring_buffer__consume(c->rb);
 	/* Forget processes that are gone. */
 	for (size_t i = 0; i < c->maps.cap; i++) {
 		struct hent *h = &c->maps.e[i];
@@ -1121,6 +1351,7 @@ int gr_cuda__scan_all(struct gr_cuda *c)
 		/* Keep the entry (events may still be queued) but drop its
 		 * mappings; it is reused if the pid comes back. */
 		gr_maps__free(h->v);
+		comm_forget_pid(c, (uint32_t)h->k1);
 		struct proc *pr = hmap_get(&c->procs, h->k1, 0);
 		if (pr && pr->links.n) {
 			/* Its probes can fire no more: give them back. */
@@ -1228,6 +1459,9 @@ void gr_cuda__close(struct gr_cuda *c)
 		}
 	for (size_t i = 0; i < c->names.cap; i++)
 		kname_free(c->names.e[i].v);
+	for (size_t i = 0; i < c->comms.cap; i++)
+		free(c->comms.e[i].v);
+	free(c->comms.e);
 	free(c->seen.e);
 	free(c->elfs.e);
 	free(c->regs.e);

@@ -5,7 +5,8 @@
  * Variants are listed explicitly (_v2, _ptsz for per-thread default
  * streams, _ptds for per-thread default-stream synchronous calls): each is
  * its own symbol in libcudart and libcuda, and applications reach all of
- * them.  Sources: CUDA 13.0 cuda_runtime_api.h and cuda.h.
+ * them.  Sources: CUDA 13.0 cuda_runtime_api.h and cuda.h; NCCL 2.28
+ * nccl.h.
  */
 #include <linux/types.h>
 
@@ -18,7 +19,8 @@
 #define N -1
 #define BASE .bytes = N, .bytes2 = N, .mul = 1, .kind = N, .stream = N, \
 	     .dst = N, .src = N, .ptr = N, .out = N, .handle = N, .strct = N, \
-	     .name = N
+	     .name = N, .dtype = N, .redop = N, .peer = N, .comm = N, \
+	     .nranks = N, .rank = N
 
 #define LAUNCH(s, sh, st) { .sym = s, .shape = sh, BASE, .strct = st }
 /* CPY(sym, dst, src, bytes, bytes2, kind, fixed kind, stream, async):
@@ -44,6 +46,15 @@
 	.op = op_, .handle = h, .stream = str, .out = out_ }
 #define NAME(s, o, h, nm) { .sym = s, .shape = GR_SH_NAME, BASE, .out = o, \
 	.handle = h, .name = nm }
+
+/* NCCL: COLL(sym, count, datatype, redop, root, comm, stream) and
+ * P2P(sym, count, datatype, peer, comm, stream); count is held in bytes. */
+#define COLL(s, n, dt, op_, rt, cm, str) { .sym = s, .shape = GR_SH_NCCL_COLL, \
+	BASE, .bytes = n, .dtype = dt, .redop = op_, .peer = rt, .comm = cm, \
+	.stream = str }
+#define P2P(s, n, dt, pr, cm, str) { .sym = s, .shape = GR_SH_NCCL_P2P, BASE, \
+	.bytes = n, .dtype = dt, .peer = pr, .comm = cm, .stream = str }
+#define NCCL(s, sh) { .sym = s, .shape = sh, BASE }
 
 const struct gr_api gr_apis[] = {
 	/* Launches: cuda_kernel. */
@@ -224,6 +235,56 @@ const struct gr_api gr_apis[] = {
 	NAME("cuKernelGetFunction", 0, 1, N),
 	{ .sym = "__cudaRegisterFunction", .shape = GR_SH_NAME, BASE,
 	  .handle = 1, .name = 2, .noret = 1 },
+
+	/* NCCL (nccl.h, 2.28).  libnccl.so.2 exports each ncclX as a weak
+	 * alias of pncclX at the same address: only the ncclX names are
+	 * listed, so each entry point is attached once and named as the
+	 * application calls it.  Arguments past the sixth are on the stack. */
+	/* ncclAllReduce(send, recv, count, datatype, op, comm, stream) */
+	COLL("ncclAllReduce", 2, 3, 4, N, 5, 6),
+	/* ncclAllGather(send, recv, sendcount, datatype, comm, stream) */
+	COLL("ncclAllGather", 2, 3, N, N, 4, 5),
+	/* ncclReduceScatter(send, recv, recvcount, datatype, op, comm, stream) */
+	COLL("ncclReduceScatter", 2, 3, 4, N, 5, 6),
+	/* ncclBroadcast(send, recv, count, datatype, root, comm, stream) */
+	COLL("ncclBroadcast", 2, 3, N, 4, 5, 6),
+	/* ncclBcast(buff, count, datatype, root, comm, stream) */
+	COLL("ncclBcast", 1, 2, N, 3, 4, 5),
+	/* ncclReduce(send, recv, count, datatype, op, root, comm, stream) */
+	COLL("ncclReduce", 2, 3, 4, 5, 6, 7),
+	/* ncclAlltoAll(send, recv, count, datatype, comm, stream) */
+	COLL("ncclAlltoAll", 2, 3, N, N, 4, 5),
+	/* ncclGather/ncclScatter(send, recv, count, datatype, root, comm,
+	 * stream) */
+	COLL("ncclGather", 2, 3, N, 4, 5, 6),
+	COLL("ncclScatter", 2, 3, N, 4, 5, 6),
+	/* ncclSend(send, count, datatype, peer, comm, stream), ncclRecv */
+	P2P("ncclSend", 1, 2, 3, 4, 5),
+	P2P("ncclRecv", 1, 2, 3, 4, 5),
+	NCCL("ncclGroupStart", GR_SH_NCCL_GROUP),
+	NCCL("ncclGroupEnd", GR_SH_NCCL_GROUP),
+	/* ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,
+	 * int rank): the 128-byte id is passed in memory (x86-64 SysV), so
+	 * rank is the third register argument. */
+	{ .sym = "ncclCommInitRank", .shape = GR_SH_NCCL_INIT, BASE,
+	  .out = 0, .nranks = 1, .rank = 2, .stack = 1 },
+	/* ncclCommInitRankConfig(comm*, nranks, id, rank, config*) */
+	{ .sym = "ncclCommInitRankConfig", .shape = GR_SH_NCCL_INIT, BASE,
+	  .out = 0, .nranks = 1, .rank = 2, .stack = 1 },
+	/* ncclCommInitRankScalable(comm*, nranks, rank, nId, commIds*, cfg) */
+	{ .sym = "ncclCommInitRankScalable", .shape = GR_SH_NCCL_INIT_IDS,
+	  BASE, .out = 0, .nranks = 1, .rank = 2, .strct = 4, .wide = 1 },
+	/* ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist):
+	 * the first 16 handles, read at return. */
+	{ .sym = "ncclCommInitAll", .shape = GR_SH_NCCL_INIT_ALL, BASE,
+	  .out = 0, .nranks = 1, .strct = 0, .wide = 1 },
+	/* ncclCommSplit(comm, color, key, ncclComm_t *newcomm, config*) */
+	{ .sym = "ncclCommSplit", .shape = GR_SH_NCCL_SPLIT, BASE,
+	  .comm = 0, .out = 3 },
+	{ .sym = "ncclCommFinalize", .shape = GR_SH_NCCL_FINALIZE, BASE,
+	  .comm = 0 },
+	{ .sym = "ncclCommDestroy", .shape = GR_SH_NCCL_END, BASE, .comm = 0 },
+	{ .sym = "ncclCommAbort", .shape = GR_SH_NCCL_END, BASE, .comm = 0 },
 };
 
 const int gr_napis = sizeof(gr_apis) / sizeof(gr_apis[0]);
@@ -231,7 +292,10 @@ const int gr_napis = sizeof(gr_apis) / sizeof(gr_apis[0]);
 uint64_t gr_api__cookie(int id)
 {
 	const struct gr_api *a = &gr_apis[id];
-	uint64_t c = (uint64_t)id | 1ull << 16; /* group 1: CUDA */
+	/* Group 1: CUDA; 2: NCCL, whose own CUDA calls (kernel launches at
+	 * ncclGroupEnd) are rows of their own, not folded into it. */
+	uint64_t c = (uint64_t)id |
+		     (GR_SH_IS_NCCL(a->shape) ? 2ull : 1ull) << 16;
 	if (a->strct >= 0)
 		c |= (uint64_t)(a->strct + 1) << 20 |
 		     (uint64_t)(a->strct_off / 8) << 24 |
@@ -244,5 +308,7 @@ uint64_t gr_api__cookie(int id)
 		c |= 1ull << 40;
 	if (a->shape == GR_SH_NAME)
 		c |= 1ull << 41; /* never folded into an outer call */
+	if (a->stack)
+		c |= 1ull << 43;
 	return c;
 }

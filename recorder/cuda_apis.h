@@ -21,7 +21,22 @@ enum gr_api_shape {
 	GR_SH_SYNC,
 	GR_SH_GRAPH,
 	GR_SH_NAME,          /* records a handle -> kernel name; a cuda_api row */
+	/* NCCL (libnccl.so.2): rows of the nccl table. */
+	GR_SH_NCCL_COLL,     /* a collective: count, datatype, op, root, comm,
+	                      * stream; counted in its communicator's seq */
+	GR_SH_NCCL_P2P,      /* ncclSend/ncclRecv: count, datatype, peer */
+	GR_SH_NCCL_GROUP,    /* ncclGroupStart/End: no arguments */
+	GR_SH_NCCL_INIT,     /* ncclCommInitRank(comm*, nranks, id, rank…):
+	                      * the unique id by value, on the stack */
+	GR_SH_NCCL_INIT_IDS, /* ncclCommInitRankScalable(…, commIds*, …): the
+	                      * first unique id, read at return */
+	GR_SH_NCCL_INIT_ALL, /* ncclCommInitAll(comms*, ndev, devlist) */
+	GR_SH_NCCL_SPLIT,    /* ncclCommSplit(comm, color, key, newcomm*, cfg) */
+	GR_SH_NCCL_END,      /* ncclCommDestroy/Abort(comm): forgets it */
+	GR_SH_NCCL_FINALIZE, /* ncclCommFinalize(comm): a row, kept */
 };
+
+#define GR_SH_IS_NCCL(sh) ((sh) >= GR_SH_NCCL_COLL)
 
 enum gr_memcpy_kind { GR_K_H2H, GR_K_H2D, GR_K_D2H, GR_K_D2D, GR_K_DEFAULT,
 		      GR_K_P2P, GR_K_FROM_ARG = 0xff };
@@ -46,6 +61,12 @@ struct gr_api {
 	int8_t name;           /* C-string argument, or -1 */
 	uint8_t async;
 	uint8_t noret;         /* returns void: no return code */
+	int8_t dtype;          /* NCCL: argument holding the datatype, or -1 */
+	int8_t redop;          /* NCCL: argument holding the ncclRedOp_t */
+	int8_t peer;           /* NCCL: the peer or root rank */
+	int8_t comm;           /* NCCL: the communicator handle */
+	int8_t nranks, rank;   /* NCCL init: the rank count and this rank */
+	uint8_t stack;         /* copy the stack arguments at entry */
 	const char *op;        /* cuda_mem / cuda_graph op */
 };
 

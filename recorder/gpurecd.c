@@ -316,6 +316,8 @@ static void attach_known_paths(void)
 		"/usr/local/cuda*/lib64/libcudart.so*",
 		"/usr/local/cuda*/targets/*/lib/libcudart.so*",
 		"/usr/lib/x86_64-linux-gnu/libcudart.so*",
+		"/usr/local/cuda*/lib64/libnccl.so*",
+		"/usr/lib/x86_64-linux-gnu/libnccl.so*",
 	};
 	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
 		glob_t g = { 0 };
