@@ -584,7 +584,15 @@ static void decode_nccl(struct gr_cuda *c, const struct gr_cuda_call *e,
 	int made = ret == 0 || ret == 7; /* ncclSuccess, ncclInProgress */
 	struct ncomm *m = NULL;
 
-	v[GR_nccl_op] = intern(c, a->sym + 4); /* past "nccl" */
+	/* The operation: the name past "nccl", one spelling per operation
+	 * (ncclBcast is an in-place Broadcast; NCCL spells AlltoAll), so
+	 * reports group by op across versions and entry points. */
+	const char *name = a->sym + 4;
+	if (!strcmp(name, "Bcast"))
+		name = "Broadcast";
+	else if (!strcmp(name, "AlltoAll"))
+		name = "AllToAll";
+	v[GR_nccl_op] = intern(c, name);
 	if (a->bytes >= 0) {
 		uint64_t n = x[a->bytes];
 		uint32_t dt = (uint32_t)x[a->dtype];

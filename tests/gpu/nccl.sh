@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# nccl.sh - on a GPU machine (the device tool): record a torch.distributed
+# NCCL job with a statically linked gpurecd and compare the `nccl` table
+# with what the job issued (tests/gpu/nccl_job.py): collective counts,
+# bytes, one communicator id on every rank, a gap-free seq per rank, and
+# with two or more GPUs the planted late rank in nccl-skew.
+# Usage, from the repository root: bash tests/gpu/nccl.sh [BIN_DIR] [NPROC]
+# (BIN_DIR holds gpurecd and gpurec: make STATIC=1 B=carry/static all).
+set -uo pipefail
+BIN=${1:-carry/static}
+NPROC=${2:-$(nvidia-smi -L | wc -l)}
+OUT=${OUT:-/tmp/gr-out}
+ITERS=${ITERS:-200} DELAY_MS=${DELAY_MS:-50} LATE=${LATE:-1}
+mkdir -p "$OUT"
+W=$(mktemp -d /tmp/gr-nccl.XXXXXX)
+"$BIN/gpurecd" --data "$W/d" --flush-interval 200 --config /dev/null >"$OUT/nccl-gpurecd.log" 2>&1 &
+dpid=$!
+for _ in $(seq 100); do grep -q "gpurecd: ready" "$OUT/nccl-gpurecd.log" && break; sleep 0.1; done
+[ "$NPROC" -lt 2 ] && LATE=-1
+if [ "$NPROC" -ge 2 ]; then
+	torchrun --standalone --nproc-per-node "$NPROC" tests/gpu/nccl_job.py \
+		"$ITERS" "$DELAY_MS" "$LATE" >"$OUT/nccl-job.json" 2>"$OUT/nccl-job.err"
+else
+	python3 tests/gpu/nccl_job.py "$ITERS" 0 -1 >"$OUT/nccl-job.json" 2>"$OUT/nccl-job.err"
+fi
+echo "job exit: $?"
+sleep 1; kill -TERM $dpid; wait $dpid; echo "gpurecd exit: $?"
+grep -E "nccl|refused|cannot" "$OUT/nccl-gpurecd.log" | head
+cat "$OUT/nccl-job.json"; tail -3 "$OUT/nccl-job.err"
+G="$BIN/gpurec --data $W/d --format table"
+$G sql "SELECT pid, rank, nranks, op, count(*) AS n, min(bytes), max(bytes), min(seq), max(seq), count(DISTINCT seq) AS seqs, count(DISTINCT comm_id) AS comms, sum(ret != 0) AS errors FROM nccl GROUP BY pid, rank, op ORDER BY pid, op"
+$G sql "SELECT api, count(*) FROM nccl GROUP BY api"
+$G report nccl-sum
+[ "$NPROC" -ge 2 ] && $G report nccl-skew && $G report rank-pace
+$G sql "SELECT source, sum(count) FROM drops GROUP BY 1"
+python3 - "$OUT/nccl-job.json" "$($BIN/gpurec --data $W/d --format json sql "SELECT pid, op, count(*) AS n, sum(bytes) AS bytes FROM nccl WHERE op IN ('AllReduce', 'Broadcast') GROUP BY pid, op")" "$NPROC" "$($BIN/gpurec --data $W/d --format json sql "SELECT pid, count(DISTINCT comm_id) AS comms, max(seq) - min(seq) + 1 - count(DISTINCT seq) AS seq_holes, count(seq) - count(DISTINCT seq) AS seq_dups, min(rank) AS rank, min(nranks) AS nranks FROM nccl WHERE seq IS NOT NULL GROUP BY pid")" <<'PY' | tee "$OUT/nccl-summary.json"
+import json, sys
+jobs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+rows = json.loads(sys.argv[2])
+per = {x["pid"]: x for x in json.loads(sys.argv[4])}
+out = []
+for j in jobs:
+    r = {x["op"]: x for x in rows if x["pid"] == j["pid"]}
+    ar, bc = r.get("AllReduce", {}), r.get("Broadcast", {})
+    out.append({"rank": j["rank"], "issued_allreduce": j["allreduce"],
+        "recorded_allreduce": ar.get("n"), "issued_broadcast": j["broadcast"],
+        "recorded_broadcast": bc.get("n"),
+        "bytes_ok": ar.get("bytes") == j["allreduce_bytes"] and
+                    bc.get("bytes") == j["broadcast_bytes"],
+        **{k: per.get(j["pid"], {}).get(k) for k in
+           ("comms", "seq_holes", "seq_dups", "rank", "nranks")}})
+print(json.dumps({"nproc": int(sys.argv[3]), "ranks": out}))
+PY
