@@ -36,40 +36,40 @@ int64_t gr_hist_value(uint32_t b)
 
 static int hist_add(struct gr_hist *h, uint32_t b, uint64_t count)
 {
-	uint32_t lo = 0, hi = h->n;
-	/* Rows of one key repeat buckets: try the last hit's neighbours
-	 * via the binary search, which is short for the few buckets a key
-	 * has. */
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (h->idx[mid] < b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < h->n && h->idx[lo] == b) {
-		h->cnt[lo] += count;
-		return 0;
-	}
-	if (h->n == h->cap) {
-		uint32_t cap = h->cap ? h->cap * 2 : 8;
-		uint32_t *ni = realloc(h->idx, cap * sizeof(*ni));
-		if (!ni)
-			return -ENOMEM;
-		h->idx = ni;
-		uint64_t *nc = realloc(h->cnt, cap * sizeof(*nc));
-		if (!nc)
-			return -ENOMEM;
-		h->cnt = nc;
-		h->cap = cap;
-	}
-	memmove(h->idx + lo + 1, h->idx + lo, (h->n - lo) * sizeof(*h->idx));
-	memmove(h->cnt + lo + 1, h->cnt + lo, (h->n - lo) * sizeof(*h->cnt));
-	h->idx[lo] = b;
-	h->cnt[lo] = count;
-	h->n++;
+	uint32_t o = b >> 7;
+	if (o >= GR_HIST_OCTS || !count)
+		return o >= GR_HIST_OCTS ? -EINVAL : 0;
+	if (!h->oct && !(h->oct = calloc(GR_HIST_OCTS, sizeof(*h->oct))))
+		return -ENOMEM;
+	if (!h->oct[o] && !(h->oct[o] = calloc(128, sizeof(**h->oct))))
+		return -ENOMEM;
+	if (h->oct[o][b & 127] == 0)
+		h->n++;
+	h->oct[o][b & 127] += count;
 	return 0;
 }
+
+uint64_t gr_hist__count(const struct gr_hist *h, uint32_t b)
+{
+	uint32_t o = b >> 7;
+	return o < GR_HIST_OCTS && h->oct && h->oct[o] ? h->oct[o][b & 127] : 0;
+}
+
+/* Calls fn(ctx, bucket, count) for every bucket with a count, in order. */
+#define HIST_EACH(h, b, c, body)                                              \
+	do {                                                                  \
+		for (uint32_t o_ = 0; (h)->oct && o_ < GR_HIST_OCTS; o_++) {  \
+			if (!(h)->oct[o_])                                    \
+				continue;                                     \
+			for (uint32_t i_ = 0; i_ < 128; i_++) {               \
+				uint64_t c = (h)->oct[o_][i_];                \
+				uint32_t b = o_ << 7 | i_;                    \
+				if (c) {                                      \
+					body;                                 \
+				}                                             \
+			}                                                     \
+		}                                                             \
+	} while (0)
 
 static void extremes(struct gr_hist *h, int64_t lo, int64_t hi)
 {
@@ -87,8 +87,10 @@ int gr_hist__add_value(struct gr_hist *h, int64_t v)
 
 void gr_hist__free(struct gr_hist *h)
 {
-	free(h->idx);
-	free(h->cnt);
+	if (h->oct)
+		for (int o = 0; o < GR_HIST_OCTS; o++)
+			free(h->oct[o]);
+	free(h->oct);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -102,10 +104,12 @@ int gr_hist__encode(const struct gr_hist *h, struct gr_buf *out)
 		p += gr_varint_put(p, gr_zigzag(h->min));
 		p += gr_varint_put(p, gr_zigzag(h->max));
 	}
-	for (uint32_t i = 0, prev = 0; i < h->n; prev = h->idx[i++]) {
-		p += gr_varint_put(p, h->idx[i] - prev);
-		p += gr_varint_put(p, h->cnt[i]);
-	}
+	uint32_t prev = 0;
+	HIST_EACH(h, b, c, {
+		p += gr_varint_put(p, b - prev);
+		p += gr_varint_put(p, c);
+		prev = b;
+	});
 	out->len = (size_t)(p - out->p);
 	return 0;
 }
@@ -127,8 +131,9 @@ int gr_hist__merge(struct gr_hist *h, const uint8_t *p, size_t len)
 		b += d;
 		if (b > UINT32_MAX)
 			return -EINVAL;
-		if (hist_add(h, (uint32_t)b, c))
-			return -ENOMEM;
+		int err = hist_add(h, (uint32_t)b, c);
+		if (err)
+			return err;
 	}
 	return p == end ? 0 : -EINVAL;
 }
@@ -136,8 +141,7 @@ int gr_hist__merge(struct gr_hist *h, const uint8_t *p, size_t len)
 int64_t gr_hist__quantile(const struct gr_hist *h, double p)
 {
 	uint64_t total = 0;
-	for (uint32_t i = 0; i < h->n; i++)
-		total += h->cnt[i];
+	HIST_EACH(h, b, c, { (void)b; total += c; });
 	if (!total)
 		return -1;
 	if (p < 0)
@@ -153,11 +157,14 @@ int64_t gr_hist__quantile(const struct gr_hist *h, double p)
 	if (rank < 1)
 		rank = 1;
 	uint64_t seen = 0;
-	uint32_t i = 0;
-	for (; i < h->n - 1; i++)
-		if ((seen += h->cnt[i]) >= rank)
-			break;
-	int64_t v = gr_hist_value(h->idx[i]);
+	int64_t v = h->max;
+	int found = 0;
+	HIST_EACH(h, b, c, {
+		if (!found && (seen += c) >= rank) {
+			v = gr_hist_value(b);
+			found = 1;
+		}
+	});
 	return v < h->min ? h->min : v > h->max ? h->max : v;
 }
 
@@ -436,9 +443,13 @@ int gr_sum__rollup(struct gr_sum *s)
 			e->ts_max = x.ts_max;
 		if (x.h.n)
 			extremes(&e->h, x.h.min, x.h.max);
-		for (uint32_t j = 0; j < x.h.n; j++)
-			if (hist_add(&e->h, x.h.idx[j], x.h.cnt[j]))
-				return -ENOMEM;
+		int err = 0;
+		HIST_EACH(&x.h, b, c, {
+			if (!err)
+				err = hist_add(&e->h, b, c);
+		});
+		if (err)
+			return err;
 	}
 	return 0;
 }

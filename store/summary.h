@@ -36,14 +36,20 @@ enum gr_sum_kind { GR_SUM_API = 1, GR_SUM_KERNEL = 2, GR_SUM_MEMCPY = 3 };
 
 /* ---- histograms ---------------------------------------------------------- */
 
-/* Sparse counts by bucket, sorted by bucket, and the exact extremes:
- * a quantile is clamped to them, so data of one value reads exactly. */
+/* Counts by bucket, and the exact extremes: a quantile is clamped to
+ * them, so data of one value reads exactly.  Buckets come in octaves of
+ * 128 (the first two octaves hold 0..255), each an array of counters made
+ * on first use, so counting a value is an index, not a search: one key's
+ * durations span a few octaves. */
+#define GR_HIST_OCTS 57
 struct gr_hist {
-	uint32_t *idx;
-	uint64_t *cnt;
-	uint32_t n, cap;
+	uint64_t **oct;       /* GR_HIST_OCTS arrays of 128, or NULL */
+	uint32_t n;           /* buckets with a count */
 	int64_t min, max;     /* valid when n > 0 */
 };
+
+/* The count of one bucket. */
+uint64_t gr_hist__count(const struct gr_hist *h, uint32_t bucket);
 
 /* Returns the bucket of a value: values below 256 have their own, above
  * that 128 per power of two. */

@@ -52,7 +52,8 @@ TEST(encode_merge_quantile)
 	CHECK_EQ_INT(gr_hist__merge(&m, b.p, b.len), 0);
 	CHECK_EQ_INT(gr_hist__merge(&m, b.p, b.len), 0);
 	CHECK_EQ_INT(m.n, 100);
-	CHECK_EQ_INT(m.cnt[0], 2);
+	CHECK_EQ_INT(gr_hist__count(&m, 1), 2);
+	CHECK_EQ_INT(gr_hist__count(&m, 0), 0);
 	CHECK_EQ_INT(m.min, 1);
 	CHECK_EQ_INT(m.max, 100);
 	CHECK_EQ_INT(gr_hist__quantile(&m, 50), 50);
