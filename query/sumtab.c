@@ -16,7 +16,6 @@
  * meanwhile gives one consistent state.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,22 +53,6 @@ struct scur {
 	int eof;
 };
 
-static void swarn(struct gr_qctx *q, int si, const char *fmt, ...)
-{
-	va_list ap;
-	if (si >= 0 && q->warned) {
-		if (q->warned[si])
-			return;
-		q->warned[si] = 1;
-	}
-	q->warnings++;
-	fprintf(q->warn, "gpurec: warning: ");
-	va_start(ap, fmt);
-	vfprintf(q->warn, fmt, ap);
-	va_end(ap);
-	fprintf(q->warn, "; answering from the other segments\n");
-}
-
 static int kind_of(int t)
 {
 	return t == GR_T_sum_api ? GR_SUM_API :
@@ -85,17 +68,7 @@ static int st_connect(sqlite3 *db, void *aux, int argc,
 				       argc > 3 ? argv[3] : "?");
 		return SQLITE_ERROR;
 	}
-	const struct gr_table *tab = &gr_tables[t];
-	sqlite3_str *ddl = sqlite3_str_new(db);
-	sqlite3_str_appendf(ddl, "CREATE TABLE x(");
-	for (int c = 0; c < tab->ncols; c++)
-		sqlite3_str_appendf(ddl, "%s\"%w\" %s", c ? ", " : "",
-				    tab->cols[c].name,
-				    gr_coltype__sql(tab->cols[c].type));
-	sqlite3_str_appendf(ddl, ")");
-	char *sql = sqlite3_str_finish(ddl);
-	int rc = sql ? sqlite3_declare_vtab(db, sql) : SQLITE_NOMEM;
-	sqlite3_free(sql);
+	int rc = gr_vtab__declare(db, &gr_tables[t]);
 	if (rc != SQLITE_OK)
 		return rc;
 	struct svtab *vt = sqlite3_malloc(sizeof(*vt));
@@ -105,8 +78,8 @@ static int st_connect(sqlite3 *db, void *aux, int argc,
 	vt->q = aux;
 	vt->t = t;
 	vt->kind = kind_of(t);
-	vt->col_minute = gr_table__col(tab, "minute");
-	vt->col_pid = gr_table__col(tab, "pid");
+	vt->col_minute = gr_table__col(&gr_tables[t], "minute");
+	vt->col_pid = gr_table__col(&gr_tables[t], "pid");
 	*out = &vt->base;
 	return SQLITE_OK;
 }
@@ -232,7 +205,7 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	char *err = NULL;
 	if (gr_segment__load_colmap(s, t, &err) ||
 	    gr_segment__blocks(s, tab->name, a, b, &err)) {
-		swarn(q, c->si, "%s: %s", s->path, err ? err : "cannot read");
+		gr_vtab__warn(q, c->si, "%s: %s", s->path, err ? err : "cannot read");
 		free(err);
 		return 0;
 	}
@@ -242,7 +215,7 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 		if (rc == 0)
 			return 0;
 		if (rc < 0) {
-			swarn(q, rc == -EBADMSG ? -1 : c->si, "%s: %s%s",
+			gr_vtab__warn(q, rc == -EBADMSG ? -1 : c->si, "%s: %s%s",
 			      s->path, err, rc == -EBADMSG ? ", skipped" : "");
 			free(err);
 			err = NULL;
@@ -252,7 +225,7 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 		}
 		if (gr_block__parse(&c->blk, br.payload, br.len) ||
 		    c->blk.nrows != (uint64_t)br.count) {
-			swarn(q, c->si, "%s: block %lld is malformed, skipped",
+			gr_vtab__warn(q, c->si, "%s: block %lld is malformed, skipped",
 			      s->path, (long long)br.id);
 			continue;
 		}
@@ -274,7 +247,7 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 			rows.nulls[col] = has_nulls ? c->cn[col] : NULL;
 		}
 		if (bad) {
-			swarn(q, c->si, "%s: block %lld does not decode, "
+			gr_vtab__warn(q, c->si, "%s: block %lld does not decode, "
 			      "skipped", s->path, (long long)br.id);
 			continue;
 		}
@@ -314,7 +287,7 @@ static int add_stored(struct scur *c, int64_t m0, int64_t m1)
 		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
 		"AND ?3";
 	if (sqlite3_prepare_v2(c->seg->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		swarn(c->vt->q, c->si, "%s: summaries: %s", c->seg->path,
+		gr_vtab__warn(c->vt->q, c->si, "%s: summaries: %s", c->seg->path,
 		      sqlite3_errmsg(c->seg->db));
 		return 0;
 	}
@@ -326,27 +299,9 @@ static int add_stored(struct scur *c, int64_t m0, int64_t m1)
 	int rc = 0, rows = 0;
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		rows++;
-		struct gr_sum_ent e = { 0 };
-		int i = 0;
-		e.kind = (uint8_t)sqlite3_column_int(st, i++);
-		e.minute = sqlite3_column_int64(st, i++);
-		e.pid = sqlite3_column_int64(st, i++);
-		for (int k = 0; k < GR_SUM_NKEYS; k++)
-			e.k[k] = sqlite3_column_int64(st, i++);
-		e.knull = (uint8_t)sqlite3_column_int(st, i++);
-		e.n = sqlite3_column_int64(st, i++);
-		e.dur_sum = sqlite3_column_int64(st, i++);
-		e.dur_min = sqlite3_column_int64(st, i++);
-		e.dur_max = sqlite3_column_int64(st, i++);
-		e.bytes = sqlite3_column_int64(st, i++);
-		e.errors = sqlite3_column_int64(st, i++);
-		e.ts_min = sqlite3_column_int64(st, i++);
-		e.ts_max = sqlite3_column_int64(st, i++);
-		const void *h = sqlite3_column_blob(st, i);
-		rc = gr_sum__put(c->acc, &e, h,
-				 (size_t)sqlite3_column_bytes(st, i));
+		rc = gr_sum__put_row(c->acc, st);
 		if (rc == -EINVAL) {
-			swarn(c->vt->q, c->si, "%s: a summary histogram is "
+			gr_vtab__warn(c->vt->q, c->si, "%s: a summary histogram is "
 			      "malformed", c->seg->path);
 			rc = 0;
 		}
@@ -447,7 +402,7 @@ static int next_segment(struct scur *c)
 		}
 		struct gr_segment *s;
 		if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
-			swarn(q, c->si, "skipping %s: %s", cs->path,
+			gr_vtab__warn(q, c->si, "skipping %s: %s", cs->path,
 			      err ? err : "cannot open");
 			free(err);
 			continue;
@@ -459,7 +414,7 @@ static int next_segment(struct scur *c)
 		}
 		c->seg = s;
 		if (gr_segment__load_dict(s, &err)) {
-			swarn(q, c->si, "skipping %s: dictionary: %s", cs->path,
+			gr_vtab__warn(q, c->si, "skipping %s: dictionary: %s", cs->path,
 			      err);
 			free(err);
 			close_segment(c);

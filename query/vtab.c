@@ -88,7 +88,7 @@ struct cursor {
 	struct grouped *g;            /* non-NULL: emitting rows grouped */
 };
 
-static void qwarn(struct gr_qctx *q, int si, const char *fmt, ...)
+void gr_vtab__warn(struct gr_qctx *q, int si, const char *fmt, ...)
 {
 	va_list ap;
 	if (si >= 0 && q->warned) {
@@ -107,7 +107,7 @@ static void qwarn(struct gr_qctx *q, int si, const char *fmt, ...)
 /* ---- table lifecycle --------------------------------------------------- */
 
 /* Declares a virtual table's columns from the schema. */
-static int declare_table(sqlite3 *db, const struct gr_table *tab)
+int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab)
 {
 	sqlite3_str *ddl = sqlite3_str_new(db);
 	sqlite3_str_appendf(ddl, "CREATE TABLE x(");
@@ -133,7 +133,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		return SQLITE_ERROR;
 	}
 	const struct gr_table *tab = &gr_tables[t];
-	int rc = declare_table(db, tab);
+	int rc = gr_vtab__declare(db, tab);
 	if (rc != SQLITE_OK)
 		return rc;
 
@@ -350,7 +350,7 @@ static int next_segment(struct cursor *c)
 		}
 		struct gr_segment *s;
 		if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
-			qwarn(q, c->si, "skipping %s: %s", cs->path,
+			gr_vtab__warn(q, c->si, "skipping %s: %s", cs->path,
 			      err ? err : "cannot open");
 			free(err);
 			continue;
@@ -364,7 +364,7 @@ static int next_segment(struct cursor *c)
 		if (gr_segment__load_colmap(s, m, &err) ||
 		    gr_segment__blocks(s, gr_tables[m].name, c->lo, c->hi,
 				       &err)) {
-			qwarn(q, c->si, "skipping %s: %s", cs->path, err);
+			gr_vtab__warn(q, c->si, "skipping %s: %s", cs->path, err);
 			free(err);
 			retire_segment(c);
 			continue;
@@ -405,18 +405,18 @@ static int next_block(struct cursor *c)
 			if (rc == -EBADMSG) {
 				/* Each bad block warns (si -1: not once per
 				 * file). */
-				qwarn(q, -1, "%s: %s, skipped", path, err);
+				gr_vtab__warn(q, -1, "%s: %s, skipped", path, err);
 				free(err);
 				continue;
 			}
-			qwarn(q, c->si, "%s: %s", path, err);
+			gr_vtab__warn(q, c->si, "%s: %s", path, err);
 			free(err);
 			retire_segment(c);
 			continue;
 		}
 		if (gr_block__parse(&c->blk, b.payload, b.len) ||
 		    c->blk.nrows != (uint64_t)b.count) {
-			qwarn(q, c->si, "%s: block %lld is malformed, skipped",
+			gr_vtab__warn(q, c->si, "%s: block %lld is malformed, skipped",
 			      c->seg->path, (long long)b.id);
 			continue;
 		}
@@ -436,14 +436,14 @@ static int next_block(struct cursor *c)
 				bad = 1;
 			if (tab->cols[i].type == GR_STR && !c->seg->dict_loaded &&
 			    gr_segment__load_dict(c->seg, &err)) {
-				qwarn(q, c->si, "%s: dictionary: %s",
+				gr_vtab__warn(q, c->si, "%s: dictionary: %s",
 				      c->seg->path, err);
 				free(err);
 				bad = 1;
 			}
 		}
 		if (bad) {
-			qwarn(q, c->si, "%s: block %lld does not decode, "
+			gr_vtab__warn(q, c->si, "%s: block %lld does not decode, "
 			      "skipped", c->seg->path, (long long)b.id);
 			continue;
 		}
@@ -1219,7 +1219,7 @@ static int sv_connect(sqlite3 *db, void *aux, int argc,
 	(void)argc;
 	(void)argv;
 	(void)err;
-	int rc = declare_table(db, &gr_tables[GR_T_segments]);
+	int rc = gr_vtab__declare(db, &gr_tables[GR_T_segments]);
 	if (rc != SQLITE_OK)
 		return rc;
 	struct segvtab *v = sqlite3_malloc(sizeof(*v));
@@ -1260,7 +1260,7 @@ static void sv_load(struct segcur *c)
 		    strcmp(cs->m->host, c->q->host) != 0)
 			continue;
 		if (gr_segment__open(cs->path, cs->sealed, &c->seg, &err)) {
-			qwarn(c->q, c->i, "%s: %s", cs->path, err);
+			gr_vtab__warn(c->q, c->i, "%s: %s", cs->path, err);
 			free(err);
 			err = NULL;
 		}

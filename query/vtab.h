@@ -22,6 +22,15 @@ struct gr_qctx {
 	uint64_t blocks_read, blocks_skipped, segments_opened;
 };
 
+/* Warns on q->warn that a segment (catalog index si, or -1) is skipped or
+ * partly read, once per segment: "gpurec: warning: …; answering from the
+ * other segments". */
+void gr_vtab__warn(struct gr_qctx *q, int si, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Declares a virtual table's columns from the schema. */
+int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab);
+
 /* Creates one virtual table per table of the schema in db's main schema,
  * and the SQL functions window_since() and window_until() (the window's
  * bounds, NULL where open).  q must outlive db.  Returns SQLITE_OK or an

@@ -517,6 +517,28 @@ const char gr_sum_insert_sql[] =
 	"INSERT OR REPLACE INTO summary VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
 	"?,?,?,?,?)";
 
+int gr_sum__put_row(struct gr_sum *s, sqlite3_stmt *st)
+{
+	struct gr_sum_ent e = { 0 };
+	int i = 0;
+	e.kind = (uint8_t)sqlite3_column_int(st, i++);
+	e.minute = sqlite3_column_int64(st, i++);
+	e.pid = sqlite3_column_int64(st, i++);
+	for (int k = 0; k < GR_SUM_NKEYS; k++)
+		e.k[k] = sqlite3_column_int64(st, i++);
+	e.knull = (uint8_t)sqlite3_column_int(st, i++);
+	e.n = sqlite3_column_int64(st, i++);
+	e.dur_sum = sqlite3_column_int64(st, i++);
+	e.dur_min = sqlite3_column_int64(st, i++);
+	e.dur_max = sqlite3_column_int64(st, i++);
+	e.bytes = sqlite3_column_int64(st, i++);
+	e.errors = sqlite3_column_int64(st, i++);
+	e.ts_min = sqlite3_column_int64(st, i++);
+	e.ts_max = sqlite3_column_int64(st, i++);
+	const void *h = sqlite3_column_blob(st, i);
+	return gr_sum__put(s, &e, h, (size_t)sqlite3_column_bytes(st, i));
+}
+
 int gr_sum__bind(sqlite3_stmt *st, const struct gr_sum_ent *e,
 		 struct gr_buf *scratch)
 {

@@ -130,6 +130,10 @@ int gr_sum_kinds(int t, int *second);
 extern const char gr_sum_ddl[];
 extern const char gr_sum_insert_sql[];
 struct sqlite3_stmt;
+/* Adds the current row of st (a SELECT * FROM summary) to s as it is.
+ * Returns 0, -EINVAL for a malformed histogram, or -ENOMEM. */
+int gr_sum__put_row(struct gr_sum *s, struct sqlite3_stmt *st);
+
 /* Binds e to the insert statement (hist encoded into scratch). */
 int gr_sum__bind(struct sqlite3_stmt *st, const struct gr_sum_ent *e,
 		 struct gr_buf *scratch);

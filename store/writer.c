@@ -659,29 +659,10 @@ static void sum_reload(struct gr_writer *w)
 	if (sqlite3_prepare_v2(w->db, "SELECT * FROM summary", -1, &st,
 			       NULL) != SQLITE_OK)
 		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct gr_sum_ent e = { 0 };
-		int i = 0;
-		e.kind = (uint8_t)sqlite3_column_int(st, i++);
-		e.minute = sqlite3_column_int64(st, i++);
-		e.pid = sqlite3_column_int64(st, i++);
-		for (int k = 0; k < GR_SUM_NKEYS; k++)
-			e.k[k] = sqlite3_column_int64(st, i++);
-		e.knull = (uint8_t)sqlite3_column_int(st, i++);
-		e.n = sqlite3_column_int64(st, i++);
-		e.dur_sum = sqlite3_column_int64(st, i++);
-		e.dur_min = sqlite3_column_int64(st, i++);
-		e.dur_max = sqlite3_column_int64(st, i++);
-		e.bytes = sqlite3_column_int64(st, i++);
-		e.errors = sqlite3_column_int64(st, i++);
-		e.ts_min = sqlite3_column_int64(st, i++);
-		e.ts_max = sqlite3_column_int64(st, i++);
-		const void *h = sqlite3_column_blob(st, i);
-		if (gr_sum__put(w->sum, &e, h, (size_t)sqlite3_column_bytes(st,
-									    i)))
+	while (sqlite3_step(st) == SQLITE_ROW)
+		if (gr_sum__put_row(w->sum, st))
 			wlog(w, "%s: summaries could not be reloaded",
 			     w->seg_path);
-	}
 	sqlite3_finalize(st);
 }
 
