@@ -205,7 +205,8 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	char *err = NULL;
 	if (gr_segment__load_colmap(s, t, &err) ||
 	    gr_segment__blocks(s, tab->name, a, b, &err)) {
-		gr_vtab__warn(q, c->si, "%s: %s", s->path, err ? err : "cannot read");
+		gr_vtab__warn(q, c->si, "%s: %s", s->path,
+			      err ? err : "cannot read");
 		free(err);
 		return 0;
 	}
@@ -215,8 +216,9 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 		if (rc == 0)
 			return 0;
 		if (rc < 0) {
-			gr_vtab__warn(q, rc == -EBADMSG ? -1 : c->si, "%s: %s%s",
-			      s->path, err, rc == -EBADMSG ? ", skipped" : "");
+			gr_vtab__warn(q, rc == -EBADMSG ? -1 : c->si,
+				      "%s: %s%s", s->path, err,
+				      rc == -EBADMSG ? ", skipped" : "");
 			free(err);
 			err = NULL;
 			if (rc == -EBADMSG)
@@ -225,8 +227,9 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 		}
 		if (gr_block__parse(&c->blk, br.payload, br.len) ||
 		    c->blk.nrows != (uint64_t)br.count) {
-			gr_vtab__warn(q, c->si, "%s: block %lld is malformed, skipped",
-			      s->path, (long long)br.id);
+			gr_vtab__warn(q, c->si,
+				      "%s: block %lld is malformed, skipped",
+				      s->path, (long long)br.id);
 			continue;
 		}
 		if (ensure_cap(c, c->blk.nrows))
@@ -247,8 +250,9 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 			rows.nulls[col] = has_nulls ? c->cn[col] : NULL;
 		}
 		if (bad) {
-			gr_vtab__warn(q, c->si, "%s: block %lld does not decode, "
-			      "skipped", s->path, (long long)br.id);
+			gr_vtab__warn(q, c->si,
+				      "%s: block %lld does not decode, skipped",
+				      s->path, (long long)br.id);
 			continue;
 		}
 		q->blocks_read++;
@@ -392,30 +396,13 @@ static int next_segment(struct scur *c)
 	char *err = NULL;
 	close_segment(c);
 	while (++c->si < q->cat.nsegs) {
-		const struct gr_catalog_seg *cs = &q->cat.segs[c->si];
-		if (cs->sealed) {
-			if (cs->m->events == 0 || cs->end_ts < c->lo ||
-			    cs->start_ts > c->hi)
-				continue;
-			if (q->host && strcmp(cs->m->host, q->host) != 0)
-				continue;
-		}
-		struct gr_segment *s;
-		if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
-			gr_vtab__warn(q, c->si, "skipping %s: %s", cs->path,
-			      err ? err : "cannot open");
-			free(err);
+		if (!gr_vtab__open_segment(q, c->si, c->lo, c->hi, q->host,
+					   &c->seg))
 			continue;
-		}
-		q->segments_opened++;
-		if (q->host && strcmp(s->host, q->host) != 0) {
-			gr_segment__close(s);
-			continue;
-		}
-		c->seg = s;
+		struct gr_segment *s = c->seg;
 		if (gr_segment__load_dict(s, &err)) {
-			gr_vtab__warn(q, c->si, "skipping %s: dictionary: %s", cs->path,
-			      err);
+			gr_vtab__warn(q, c->si, "skipping %s: dictionary: %s",
+				      s->path, err);
 			free(err);
 			close_segment(c);
 			continue;
@@ -485,10 +472,26 @@ static int st_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		}
 		int64_t x = sqlite3_value_int64(v);
 		switch (op) {
-		case '>': if (x == INT64_MAX) c->eof = 1; else if (x + 1 > c->lo) c->lo = x + 1; break;
-		case 'g': if (x > c->lo) c->lo = x; break;
-		case '<': if (x == INT64_MIN) c->eof = 1; else if (x - 1 < c->hi) c->hi = x - 1; break;
-		case 'l': if (x < c->hi) c->hi = x; break;
+		case '>': /* ts > x: from x + 1 */
+			if (x == INT64_MAX)
+				c->eof = 1;
+			else if (x + 1 > c->lo)
+				c->lo = x + 1;
+			break;
+		case 'g':
+			if (x > c->lo)
+				c->lo = x;
+			break;
+		case '<': /* ts < x: to x - 1 */
+			if (x == INT64_MIN)
+				c->eof = 1;
+			else if (x - 1 < c->hi)
+				c->hi = x - 1;
+			break;
+		case 'l':
+			if (x < c->hi)
+				c->hi = x;
+			break;
 		case '=':
 			if (x > c->lo)
 				c->lo = x;

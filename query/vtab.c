@@ -329,6 +329,36 @@ static int ensure_cap(struct cursor *c, uint32_t n)
 /* Opens the next segment of the current member that may hold rows.
  * Returns 1 when one is open and its blocks are being walked, 0 when the
  * member has no more, or -ENOMEM. */
+int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
+			  const char *host, struct gr_segment **out)
+{
+	const struct gr_catalog_seg *cs = &q->cat.segs[si];
+	struct gr_segment *s;
+	char *err = NULL;
+
+	if (cs->sealed) {
+		/* The manifest knows a sealed segment's span and host: skip
+		 * it unopened when it cannot match. */
+		if (cs->m->events == 0 || cs->end_ts < lo || cs->start_ts > hi)
+			return 0;
+		if (host && strcmp(cs->m->host, host) != 0)
+			return 0;
+	}
+	if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
+		gr_vtab__warn(q, si, "skipping %s: %s", cs->path,
+			      err ? err : "cannot open");
+		free(err);
+		return 0;
+	}
+	q->segments_opened++;
+	if (host && strcmp(s->host, host) != 0) {
+		gr_segment__close(s);
+		return 0;
+	}
+	*out = s;
+	return 1;
+}
+
 static int next_segment(struct cursor *c)
 {
 	struct gr_qctx *q = c->vt->q;
@@ -338,33 +368,14 @@ static int next_segment(struct cursor *c)
 
 	retire_segment(c);
 	while (++c->si < q->cat.nsegs) {
-		const struct gr_catalog_seg *cs = &q->cat.segs[c->si];
-		if (cs->sealed) {
-			/* The manifest knows a sealed segment's span and host:
-			 * skip it unopened when it cannot match. */
-			if (cs->m->events == 0 || cs->end_ts < c->lo ||
-			    cs->start_ts > c->hi)
-				continue;
-			if (host && strcmp(cs->m->host, host) != 0)
-				continue;
-		}
-		struct gr_segment *s;
-		if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
-			gr_vtab__warn(q, c->si, "skipping %s: %s", cs->path,
-			      err ? err : "cannot open");
-			free(err);
+		if (!gr_vtab__open_segment(q, c->si, c->lo, c->hi, host,
+					   &c->seg))
 			continue;
-		}
-		q->segments_opened++;
-		if (host && strcmp(s->host, host) != 0) {
-			gr_segment__close(s);
-			continue;
-		}
-		c->seg = s;
-		if (gr_segment__load_colmap(s, m, &err) ||
-		    gr_segment__blocks(s, gr_tables[m].name, c->lo, c->hi,
+		if (gr_segment__load_colmap(c->seg, m, &err) ||
+		    gr_segment__blocks(c->seg, gr_tables[m].name, c->lo, c->hi,
 				       &err)) {
-			gr_vtab__warn(q, c->si, "skipping %s: %s", cs->path, err);
+			gr_vtab__warn(q, c->si, "skipping %s: %s",
+				      c->seg->path, err);
 			free(err);
 			retire_segment(c);
 			continue;
@@ -405,7 +416,8 @@ static int next_block(struct cursor *c)
 			if (rc == -EBADMSG) {
 				/* Each bad block warns (si -1: not once per
 				 * file). */
-				gr_vtab__warn(q, -1, "%s: %s, skipped", path, err);
+				gr_vtab__warn(q, -1, "%s: %s, skipped", path,
+					      err);
 				free(err);
 				continue;
 			}
@@ -416,8 +428,9 @@ static int next_block(struct cursor *c)
 		}
 		if (gr_block__parse(&c->blk, b.payload, b.len) ||
 		    c->blk.nrows != (uint64_t)b.count) {
-			gr_vtab__warn(q, c->si, "%s: block %lld is malformed, skipped",
-			      c->seg->path, (long long)b.id);
+			gr_vtab__warn(q, c->si,
+				      "%s: block %lld is malformed, skipped",
+				      c->seg->path, (long long)b.id);
 			continue;
 		}
 		if (ensure_cap(c, c->blk.nrows))
@@ -437,14 +450,15 @@ static int next_block(struct cursor *c)
 			if (tab->cols[i].type == GR_STR && !c->seg->dict_loaded &&
 			    gr_segment__load_dict(c->seg, &err)) {
 				gr_vtab__warn(q, c->si, "%s: dictionary: %s",
-				      c->seg->path, err);
+					      c->seg->path, err);
 				free(err);
 				bad = 1;
 			}
 		}
 		if (bad) {
-			gr_vtab__warn(q, c->si, "%s: block %lld does not decode, "
-			      "skipped", c->seg->path, (long long)b.id);
+			gr_vtab__warn(q, c->si,
+				      "%s: block %lld does not decode, skipped",
+				      c->seg->path, (long long)b.id);
 			continue;
 		}
 		q->blocks_read++;

@@ -28,6 +28,13 @@ struct gr_qctx {
 void gr_vtab__warn(struct gr_qctx *q, int si, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Opens catalog segment si for a scan of [lo, hi] on host (NULL: any).
+ * Returns 1 with *out set, or 0 where it cannot match (sealed segments
+ * are judged by their manifest line, unopened) or cannot be opened
+ * (warned). */
+int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
+			  const char *host, struct gr_segment **out);
+
 /* Declares a virtual table's columns from the schema. */
 int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab);
 

@@ -415,6 +415,23 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 	return 0;
 }
 
+/* Adds x's counts, sums and extremes (not its histogram) to e. */
+static void add_totals(struct gr_sum_ent *e, const struct gr_sum_ent *x)
+{
+	e->n += x->n;
+	e->dur_sum += x->dur_sum;
+	if (x->dur_min < e->dur_min)
+		e->dur_min = x->dur_min;
+	if (x->dur_max > e->dur_max)
+		e->dur_max = x->dur_max;
+	e->bytes += x->bytes;
+	e->errors += x->errors;
+	if (x->ts_min < e->ts_min)
+		e->ts_min = x->ts_min;
+	if (x->ts_max > e->ts_max)
+		e->ts_max = x->ts_max;
+}
+
 /* Adds every minute row's totals to its whole-segment row. */
 int gr_sum__rollup(struct gr_sum *s)
 {
@@ -429,18 +446,7 @@ int gr_sum__rollup(struct gr_sum *s)
 		if (!e)
 			return -ENOMEM;
 		e->dirty = 1;
-		e->n += x.n;
-		e->dur_sum += x.dur_sum;
-		if (x.dur_min < e->dur_min)
-			e->dur_min = x.dur_min;
-		if (x.dur_max > e->dur_max)
-			e->dur_max = x.dur_max;
-		e->bytes += x.bytes;
-		e->errors += x.errors;
-		if (x.ts_min < e->ts_min)
-			e->ts_min = x.ts_min;
-		if (x.ts_max > e->ts_max)
-			e->ts_max = x.ts_max;
+		add_totals(e, &x);
 		if (x.h.n)
 			extremes(&e->h, x.h.min, x.h.max);
 		int err = 0;
@@ -461,18 +467,7 @@ int gr_sum__put(struct gr_sum *s, const struct gr_sum_ent *x,
 				   x->knull);
 	if (!e)
 		return -ENOMEM;
-	e->n += x->n;
-	e->dur_sum += x->dur_sum;
-	if (x->dur_min < e->dur_min)
-		e->dur_min = x->dur_min;
-	if (x->dur_max > e->dur_max)
-		e->dur_max = x->dur_max;
-	e->bytes += x->bytes;
-	e->errors += x->errors;
-	if (x->ts_min < e->ts_min)
-		e->ts_min = x->ts_min;
-	if (x->ts_max > e->ts_max)
-		e->ts_max = x->ts_max;
+	add_totals(e, x);
 	return hist && hist_len ? gr_hist__merge(&e->h, hist, hist_len) : 0;
 }
 
