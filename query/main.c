@@ -32,7 +32,7 @@
 #define EXIT_USER 1
 #define EXIT_INTERNAL 2
 #define DEFAULT_DATA "/var/lib/gpurec"
-#define GPUREC_VERSION "0.1.0"
+#include "common/version.h"
 
 struct opts {
 	char **data;          /* --data, in order given */

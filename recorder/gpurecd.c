@@ -37,7 +37,7 @@
 #include "recorder/host.h"
 #include "store/store.h"
 
-#define GPUREC_VERSION "0.1.0"
+#include "common/version.h"
 #define DEFAULT_CONFIG "/etc/gpurec/gpurec.conf"
 
 /* When an exec'd process is scanned again: libraries arrive by dlopen
