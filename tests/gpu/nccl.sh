@@ -3,7 +3,10 @@
 # NCCL job with a statically linked gpurecd and compare the `nccl` table
 # with what the job issued (tests/gpu/nccl_job.py): collective counts,
 # bytes, one communicator id on every rank, a gap-free seq per rank, and
-# with two or more GPUs the planted late rank in nccl-skew.
+# with two or more ranks the planted late rank in nccl-skew: named first,
+# its p99 and max lateness within 10% of the delay.  More ranks than GPUs
+# share GPU 0 as "hosts" of their own (see nccl_job.py).  Exits 1 if a
+# check fails.
 # Usage, from the repository root: bash tests/gpu/nccl.sh [BIN_DIR] [NPROC]
 # (BIN_DIR holds gpurecd and gpurec: make STATIC=1 B=carry/static all).
 set -uo pipefail
@@ -50,4 +53,38 @@ for j in jobs:
         **{k: per.get(j["pid"], {}).get(k) for k in
            ("comms", "seq_holes", "seq_dups", "rank", "nranks")}})
 print(json.dumps({"nproc": int(sys.argv[3]), "ranks": out}))
+PY
+
+# The checks: issued = recorded per rank and op, bytes, one communicator,
+# no seq hole; with two ranks, nccl-skew's first row is the late rank and
+# its p99 and max lateness are the delay within 10%.
+SKEW=$($BIN/gpurec --data $W/d --format json report nccl-skew 2>/dev/null || echo '[]')
+python3 - "$OUT/nccl-summary.json" "$SKEW" "$NPROC" "$LATE" "$DELAY_MS" <<'PY'
+import json, sys
+summ, skew = json.load(open(sys.argv[1])), json.loads(sys.argv[2])
+nproc, late, delay = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+bad = 0
+def check(ok, what):
+    global bad
+    print(("ok   " if ok else "FAIL ") + what)
+    bad += not ok
+check(len(summ["ranks"]) == nproc, "%d ranks reported" % nproc)
+for r in summ["ranks"]:
+    check(r["issued_allreduce"] == r["recorded_allreduce"] and
+          r["issued_broadcast"] == r["recorded_broadcast"] and r["bytes_ok"],
+          "rank %s: all-reduces %s/%s, broadcasts %s/%s, bytes equal" % (
+              r["rank"], r["recorded_allreduce"], r["issued_allreduce"],
+              r["recorded_broadcast"], r["issued_broadcast"]))
+    check(r["comms"] == 1 and r["seq_holes"] == 0 and r["seq_dups"] == 0,
+          "rank %s: one communicator, seq without holes" % r["rank"])
+if nproc >= 2:
+    top = skew[0] if skew else {}
+    check(top.get("rank") == late, "nccl-skew names rank %s first (got %s)"
+          % (late, top.get("rank")))
+    for k in ("p99_late_ms", "max_late_ms"):
+        v = top.get(k) or 0
+        check(abs(v - delay) <= 0.1 * delay,
+              "%s %.3f ms within 10%% of %g ms" % (k, v, delay))
+print("nccl-check: %s" % ("ok" if bad == 0 else "%d FAILED" % bad))
+sys.exit(1 if bad else 0)
 PY

@@ -1,10 +1,15 @@
 """nccl_job.py - torch.distributed over NCCL, for tests/gpu/nccl.sh.
 
 Usage: torchrun --nproc-per-node N nccl_job.py ITERS DELAY_MS LATE_RANK
-(or plain python3 for one rank).  Each rank makes ITERS all-reduces of
+(or plain python3 for one rank).  With more ranks than GPUs, every rank
+uses GPU 0 and names a host of its own (NCCL_HOSTID), so NCCL, which
+refuses two ranks of one host on one GPU, joins them over its socket
+transport on the loopback: two "hosts" on one GPU.  Each rank makes ITERS all-reduces of
 1 Mi float32 (4 MiB) and, every 10th iteration, one broadcast of 256 Ki
 float32 from rank 0 (PyTorch calls ncclBcast); LATE_RANK sleeps DELAY_MS
-before every 10th all-reduce.  Prints one JSON line per rank: what it issued, its pid, and
+before every 10th all-reduce.  Each iteration ends with a device sync, as
+a training step's loss.item() does, so a rank cannot run ahead and the
+late rank's lateness is the delay at every 10th collective.  Prints one JSON line per rank: what it issued, its pid, and
 the window's ns bounds.
 """
 import json
@@ -23,6 +28,11 @@ os.environ.setdefault("WORLD_SIZE", "1")
 rank = int(os.environ["RANK"])
 world = int(os.environ["WORLD_SIZE"])
 local = int(os.environ.get("LOCAL_RANK", rank))
+if world > torch.cuda.device_count():
+    local = 0
+    os.environ["NCCL_HOSTID"] = "gr-sim-host-%d" % rank
+    os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+    os.environ.setdefault("NCCL_NET", "Socket")
 torch.cuda.set_device(local)
 dist.init_process_group("nccl", rank=rank, world_size=world,
                         device_id=torch.device("cuda", local))
@@ -40,6 +50,7 @@ for i in range(iters):
     if i % 10 == 0:
         dist.broadcast(b, src=0)
         bcast += 1
+    torch.cuda.synchronize()
 torch.cuda.synchronize()
 t1 = time.time_ns()
 dist.barrier()
