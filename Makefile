@@ -118,6 +118,10 @@ unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
 cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/run.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
+# Man pages, shipped config and completion, checked against both programs.
+cli-test: $(B)/asan/gpurecd
 
 # A mock CUDA driver and runtime (tests/cuda/mock): the driver layer's
 # test and the probe-cost bench call through them on machines with no GPU.

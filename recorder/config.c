@@ -7,16 +7,21 @@
  * (and --help/--version), then the file is applied, then the second pass
  * applies the options over it, so the command line wins wherever --config
  * appears.  Every bad key or value is refused before the daemon starts,
- * naming the file and line, or the option.
+ * naming the file and line, or the option.  The file is stricter than the
+ * command line: a key may be set once (cuda-lib once per library), paths
+ * are absolute, and a value carries no quotes or trailing comment, so
+ * what a reviewer reads is what the daemon does.
  */
 #include "recorder/config.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "common/parse.h"
 
@@ -292,11 +297,34 @@ static char *strip(char *s)
 	return s;
 }
 
-/* Applies one line (@lineno of @path) of a config file.  Returns 0,
- * -EINVAL or -ENOMEM with a message in @err. */
+/* Says what is wrong with the file's value @v for @k before it is parsed:
+ * what the command line would take in a shell's quotes or relative to its
+ * working directory reads differently in a file.  Returns NULL if nothing. */
+static const char *file_value__check(const struct key *k, const char *v)
+{
+	size_t n = strlen(v);
+
+	/* '#' starts a comment only at a line's start ('/x#y.so' is a
+	 * path), so "data = /srv # big disk" would silently be a directory
+	 * named "/srv # big disk". */
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == '#' && (!i || v[i - 1] == ' ' || v[i - 1] == '\t'))
+			return "a comment must be on a line of its own";
+	if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0])
+		return "write it without quotes";
+	/* The daemon's working directory is / under systemd, not where the
+	 * file is. */
+	if ((k->kind == K_PATH || k->kind == K_LIST) && v[0] != '/')
+		return "expected an absolute path";
+	return NULL;
+}
+
+/* Applies one line (@lineno of @path) of a config file; @seen holds, per
+ * key, the line that set it (0: none yet).  Returns 0, -EINVAL or -ENOMEM
+ * with a message in @err. */
 static int config__apply_line(struct gr_config *c, char *line,
-			      const char *path, int lineno, char *err,
-			      size_t len)
+			      const char *path, int lineno, int *seen,
+			      char *err, size_t len)
 {
 	const struct key *k;
 	const char *why = "";
@@ -317,6 +345,17 @@ static int config__apply_line(struct gr_config *c, char *line,
 	if (!k)
 		return fail(-EINVAL, err, len, "%s:%d: unknown key '%s'", path,
 			    lineno, name);
+	/* One line per key (cuda-lib adds one library per line): a second
+	 * line that silently won would hide the first from a reviewer. */
+	if (k->kind != K_LIST && seen[k - keys])
+		return fail(-EINVAL, err, len,
+			    "%s:%d: duplicate key '%s' (first set at line %d)",
+			    path, lineno, k->name, seen[k - keys]);
+	seen[k - keys] = lineno;
+	why = file_value__check(k, v);
+	if (why)
+		return fail(-EINVAL, err, len, "%s:%d: bad value '%s' for %s: %s",
+			    path, lineno, v, k->name, why);
 	rc = key__set(k, c, v, &why);
 	if (rc == -ENOMEM)
 		return fail(rc, err, len, "out of memory");
@@ -333,7 +372,7 @@ static int config__read_file(struct gr_config *c, const char *path, int must,
 {
 	char *line = NULL;
 	size_t cap = 0;
-	int lineno = 0, rc = 0;
+	int lineno = 0, rc = 0, seen[NKEYS] = { 0 };
 	FILE *f;
 
 	f = fopen(path, "re");
@@ -357,7 +396,8 @@ static int config__read_file(struct gr_config *c, const char *path, int must,
 					  path, strerror(errno ? errno : EIO));
 			break;
 		}
-		rc = config__apply_line(c, line, path, ++lineno, err, len);
+		rc = config__apply_line(c, line, path, ++lineno, seen, err,
+					len);
 		if (rc)
 			break;
 	}
@@ -527,6 +567,41 @@ void gr_config__free(struct gr_config *c)
 	memset(c, 0, sizeof(*c));
 }
 
+int gr_config__check_data_dir(const struct gr_config *c, char *msg,
+			      size_t len)
+{
+	const char *dir = c->data_dir, *p;
+	struct stat st;
+	char *parent;
+	int rc = 0, e;
+
+	if (stat(dir, &st) == 0)
+		return S_ISDIR(st.st_mode) ? 0 :
+			fail(-ENOTDIR, msg, len,
+			     "data directory %s is not a directory", dir);
+	e = errno;
+	if (e != ENOENT && e != ENOTDIR)
+		return fail(-e, msg, len, "data directory %s: %s", dir,
+			    strerror(e));
+	parent = strdup(dir);
+	if (!parent)
+		return fail(-ENOMEM, msg, len, "out of memory");
+	/* dirname() may return a static "." or "/", or modify its argument. */
+	p = dirname(parent);
+	if (stat(p, &st) < 0) {
+		e = errno;
+		rc = fail(-e, msg, len,
+			  "data directory %s cannot be created: %s: %s", dir,
+			  p, strerror(e));
+	} else if (!S_ISDIR(st.st_mode)) {
+		rc = fail(-ENOTDIR, msg, len,
+			  "data directory %s cannot be created: %s is not a "
+			  "directory", dir, p);
+	}
+	free(parent);
+	return rc;
+}
+
 /* Writes @v as the shortest exact size gr_parse_size() reads ("256M"). */
 static void print_size(FILE *f, uint64_t v)
 {
@@ -650,8 +725,9 @@ void gr_config__usage(FILE *f)
 		"\n"
 		"Every option but --config, --check-config, --help and "
 		"--version is also a\n"
-		"key of the config file, without the dashes, one per line\n"
-		"('#' starts a comment line; each cuda-lib line adds one):\n"
+		"key of the config file, without the dashes, set on one line "
+		"(each cuda-lib\n"
+		"line adds one; paths absolute; '#' starts a comment line):\n"
 		"    segment-size = 512M\n"
 		"    no-io = yes\n"
 		"    cuda-lib = /opt/app/lib/libcudart.so.12\n"

@@ -2,7 +2,8 @@
  * (/etc/gpurec/gpurec.conf or --config), then the command line, which wins.
  *
  * The file takes `key = value` lines; the keys are the long option names
- * without the dashes ('-' or '_' inside a key), `#` starts a comment line.
+ * without the dashes ('-' or '_' inside a key), `#` starts a comment line;
+ * each key is set once (cuda-lib once per library) and paths are absolute.
  * max_disk and keep_free 0 mean "auto": the daemon resolves them once the
  * data directory exists, to 10% and 15% of its file system, each capped at
  * 4 GiB (journald's MaxUse and KeepFree).
@@ -46,6 +47,14 @@ void gr_config__free(struct gr_config *c);
  * the file takes (so the output reads back as a config file), for
  * --check-config and logs. */
 void gr_config__print(const struct gr_config *c, FILE *f);
+
+/* Checks what can be known of the data directory without creating it:
+ * gpurecd creates only its last component, so it must be a directory or
+ * its parent must be one.  Whether the daemon's user may write there is
+ * not checked (the check may run as another user).  Returns 0, or -errno
+ * with a one-line message without a newline in @msg. */
+int gr_config__check_data_dir(const struct gr_config *c, char *msg,
+			      size_t len);
 
 /* Writes the usage text for --help. */
 void gr_config__usage(FILE *f);

@@ -355,6 +355,10 @@ int main(int argc, char **argv)
 	}
 	if (d.cfg.check_config) {
 		gr_config__print(&d.cfg, stdout);
+		/* A warning, not a failure: the directory may be a mount
+		 * or made by tmpfiles after the check. */
+		if (gr_config__check_data_dir(&d.cfg, err, sizeof(err)))
+			fprintf(stderr, "gpurecd: warning: %s\n", err);
 		return 0;
 	}
 	libbpf_set_print(libbpf_log);

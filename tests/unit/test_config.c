@@ -8,6 +8,7 @@
 #include "recorder/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #define NS 1000000000LL
@@ -181,12 +182,12 @@ TEST(file_every_key)
 	/* The other spellings of booleans, and "auto". */
 	CHECK_EQ_INT(LOAD_TEXT(&c,
 			       "no-cuda = no\nno-sched = false\nno-io = 0\n"
-			       "verbose = off\nmax-disk = 1G\nmax-disk = auto\n"
-			       "keep-free = AUTO\nno_io = YES\n",
+			       "verbose = off\nmax-disk = auto\n"
+			       "keep-free = AUTO\nsched_all = YES\n",
 			       path),
 		     0);
-	CHECK_EQ_INT(c.no_cuda + c.no_sched + c.verbose, 0);
-	CHECK_EQ_INT(c.no_io, 1);
+	CHECK_EQ_INT(c.no_cuda + c.no_sched + c.no_io + c.verbose, 0);
+	CHECK_EQ_INT(c.sched_all, 1);
 	CHECK_EQ_INT(c.max_disk, 0);
 	CHECK_EQ_INT(c.keep_free, 0);
 	gr_config__free(&c);
@@ -400,13 +401,126 @@ TEST(file_bad_values)
 		       "1: bad value 'maybe' for no-io: expected yes or no");
 	CHECK_FILE_ERR("no-io =\n",
 		       "1: bad value '' for no-io: expected yes or no");
-	CHECK_FILE_ERR("data =   \n", "1: bad value '' for data: expected a path");
-	CHECK_FILE_ERR("cuda-lib =\n", "1: bad value '' for cuda-lib: expected a path");
+	CHECK_FILE_ERR("data =   \n",
+		       "1: bad value '' for data: expected an absolute path");
+	CHECK_FILE_ERR("cuda-lib =\n",
+		       "1: bad value '' for cuda-lib: expected an absolute path");
 	CHECK_FILE_ERR("verbose = yes\n\nverbose\n",
 		       "3: expected 'key = value', got 'verbose'");
 	/* Allocations made before the bad line are released (ASan). */
 	CHECK_FILE_ERR("cuda-lib = /a.so\ndata = /d\nbogus = 1\n",
 		       "3: unknown key 'bogus'");
+}
+
+/* The file is stricter than the command line: what a reviewer reads in
+ * it must be what the daemon does. */
+TEST(file_strict)
+{
+	struct gr_config c;
+	char path[64];
+
+	/* A key once, however spelt; the line of the first is named. */
+	CHECK_FILE_ERR("# disk\n"
+		       "segment-size = 64M\n"
+		       "verbose = yes\n"
+		       "\n"
+		       "segment_size = 128M\n",
+		       "5: duplicate key 'segment-size' (first set at line 2)");
+	CHECK_FILE_ERR("max-disk = 1G\nmax-disk = auto\n",
+		       "2: duplicate key 'max-disk' (first set at line 1)");
+	CHECK_FILE_ERR("no-io = no\nno-io = no\n",
+		       "2: duplicate key 'no-io' (first set at line 1)");
+	CHECK_FILE_ERR("data = /a\ncuda-lib = /l.so\ndata = /a\n",
+		       "3: duplicate key 'data' (first set at line 1)");
+	/* ... but every cuda-lib line adds a library, the same one too. */
+	CHECK_EQ_INT(LOAD_TEXT(&c, "cuda-lib = /l.so\ncuda_lib = /l.so\n", path),
+		     0);
+	CHECK_EQ_INT(c.ncuda_libs, 2);
+	gr_config__free(&c);
+
+	/* '#' after a value is no comment: refused rather than kept. */
+	CHECK_FILE_ERR("data = /srv/gpurec # big disk\n",
+		       "1: bad value '/srv/gpurec # big disk' for data: a comment must be on a line of its own");
+	CHECK_FILE_ERR("segment-size = 64M\t# small\n",
+		       "1: bad value '64M\t# small' for segment-size: a comment must be on a line of its own");
+	CHECK_FILE_ERR("verbose = # later\n",
+		       "1: bad value '# later' for verbose: a comment must be on a line of its own");
+	/* Quotes are not the shell's here. */
+	CHECK_FILE_ERR("data = \"/srv/gpurec\"\n",
+		       "1: bad value '\"/srv/gpurec\"' for data: write it without quotes");
+	CHECK_FILE_ERR("max-disk = '10G'\n",
+		       "1: bad value ''10G'' for max-disk: write it without quotes");
+	/* Paths do not depend on the daemon's working directory. */
+	CHECK_FILE_ERR("data = var/lib/gpurec\n",
+		       "1: bad value 'var/lib/gpurec' for data: expected an absolute path");
+	CHECK_FILE_ERR("cuda-lib = ./libcudart.so\n",
+		       "1: bad value './libcudart.so' for cuda-lib: expected an absolute path");
+	CHECK_FILE_ERR("data = ~/rec\n",
+		       "1: bad value '~/rec' for data: expected an absolute path");
+
+	/* '#' inside a value, quotes inside a path: kept as they are. */
+	CHECK_EQ_INT(LOAD_TEXT(&c, "data = /srv/a#b \"c\"\n", path), 0);
+	CHECK_EQ_STR(c.data_dir, "/srv/a#b \"c\"");
+	gr_config__free(&c);
+
+	/* The command line may repeat an option (the last wins) and name
+	 * relative paths: the shell strips its quotes, its cwd is the
+	 * caller's. */
+	CHECK_EQ_INT(LOAD(&c, NOFILE, "--data", "rec", "--segment-size", "1M",
+			  "--segment-size", "2M", "--cuda-lib", "lib/x.so"),
+		     0);
+	CHECK_EQ_STR(c.data_dir, "rec");
+	CHECK_EQ_INT(c.segment_size, 2 << 20);
+	CHECK_EQ_STR(c.cuda_libs[0], "lib/x.so");
+	gr_config__free(&c);
+}
+
+/* --check-config's look at the data directory, without creating it. */
+TEST(check_data_dir)
+{
+	char dir[] = "/tmp/gr_test_config.XXXXXX", sub[192], file[64];
+	char want[512], msg[512];
+	struct gr_config c = { 0 };
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+
+	c.data_dir = dir;	/* there, a directory */
+	CHECK_EQ_INT(gr_config__check_data_dir(&c, msg, sizeof(msg)), 0);
+	snprintf(sub, sizeof(sub), "%s/rec", dir);	/* made at start */
+	c.data_dir = sub;
+	CHECK_EQ_INT(gr_config__check_data_dir(&c, msg, sizeof(msg)), 0);
+	c.data_dir = "rec-gr-test-relative";	/* in the working directory */
+	CHECK_EQ_INT(gr_config__check_data_dir(&c, msg, sizeof(msg)), 0);
+
+	c.data_dir = file;
+	CHECK_EQ_INT(gr_config__check_data_dir(&c, msg, sizeof(msg)), -ENOTDIR);
+	snprintf(want, sizeof(want), "data directory %s is not a directory",
+		 file);
+	CHECK_EQ_STR(msg, want);
+
+	snprintf(sub, sizeof(sub), "%s/rec", file);
+	c.data_dir = sub;
+	CHECK_EQ_INT(gr_config__check_data_dir(&c, msg, sizeof(msg)), -ENOTDIR);
+	snprintf(want, sizeof(want),
+		 "data directory %s cannot be created: %s is not a directory",
+		 sub, file);
+	CHECK_EQ_STR(msg, want);
+
+	snprintf(sub, sizeof(sub), "%s/no/rec", dir);	/* only one level */
+	c.data_dir = sub;
+	CHECK_EQ_INT(gr_config__check_data_dir(&c, msg, sizeof(msg)), -ENOENT);
+	snprintf(want, sizeof(want),
+		 "data directory %s cannot be created: %s/no: No such file or "
+		 "directory", sub, dir);
+	CHECK_EQ_STR(msg, want);
+
+	unlink(file);
+	rmdir(dir);
 }
 
 TEST(missing_config_file)
@@ -635,6 +749,7 @@ TEST_MAIN(TEST_ENTRY(defaults) TEST_ENTRY(file_every_key)
 	  TEST_ENTRY(file_syntax) TEST_ENTRY(argv_overrides_file)
 	  TEST_ENTRY(argv_every_option) TEST_ENTRY(durations)
 	  TEST_ENTRY(cuda_libs_order) TEST_ENTRY(file_unknown_key)
-	  TEST_ENTRY(file_bad_values) TEST_ENTRY(missing_config_file)
+	  TEST_ENTRY(file_bad_values) TEST_ENTRY(file_strict)
+	  TEST_ENTRY(check_data_dir) TEST_ENTRY(missing_config_file)
 	  TEST_ENTRY(argv_bad_values) TEST_ENTRY(argv_syntax) TEST_ENTRY(flags)
 	  TEST_ENTRY(print) TEST_ENTRY(print_reads_back) TEST_ENTRY(usage))
