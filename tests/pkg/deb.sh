@@ -48,6 +48,23 @@ DEB1=$OUT/gpurec_${V1}_amd64.deb DEB2=$OUT/gpurec_${V2}_amd64.deb
 eq "make deb writes gpurec_${V1}_amd64.deb, VERSION= the other" \
 	"$([ -f "$DEB1" ] && echo 1)$([ -f "$DEB2" ] && echo 2)" 12
 
+eq "the .deb's files (and nothing else)" \
+	"$(dpkg-deb --fsys-tarfile "$DEB1" | tar -t | grep -v '/$' | LC_ALL=C sort)" \
+"./etc/gpurec/gpurec.conf
+./usr/bin/gpurec
+./usr/lib/systemd/system/gpurecd.service
+./usr/lib/sysusers.d/gpurec.conf
+./usr/lib/tmpfiles.d/gpurec.conf
+./usr/sbin/gpurecd
+./usr/share/bash-completion/completions/gpurec
+./usr/share/bash-completion/completions/gpurecd
+./usr/share/doc/gpurec/changelog.gz
+./usr/share/doc/gpurec/copyright
+./usr/share/lintian/overrides/gpurec
+./usr/share/man/man1/gpurec.1.gz
+./usr/share/man/man5/gpurec.conf.5.gz
+./usr/share/man/man8/gpurecd.8.gz"
+
 ctl() { dpkg-deb -f "$DEB1" "$1"; }
 eq "control: package, version, architecture" \
 	"$(ctl Package) $(ctl Version) $(ctl Architecture)" "gpurec $V1 amd64"
@@ -122,15 +139,16 @@ WANT_STAT="755 root:root regular file /usr/sbin/gpurecd
 750 gpurec:gpurec directory /var/lib/gpurec"
 # shellcheck disable=SC2086 # FILES is a list
 stat_all() { inroot stat -c '%a %U:%G %F %n' $FILES 2>&1; }
-# user_is: the passwd and group entries of gpurec, the uid's range.
+# user_is: gpurec's passwd entry (but the comment), its primary group
+# (gpurec's gid), whether it is a system user.
 user_is() {
 	inroot sh -c 'p=$(getent passwd gpurec) && g=$(getent group gpurec) &&
 		uid=$(echo "$p" | cut -d: -f3) &&
-		echo "$(echo "$p" | cut -d: -f1,4-7 | sed "s/:$(echo "$g" |
+		echo "$(echo "$p" | cut -d: -f1,4,6,7 | sed "s/:$(echo "$g" |
 			cut -d: -f3):/:GID:/") group=$(echo "$g" | cut -d: -f1)" \
 		     "system=$([ "$uid" -lt 1000 ] && echo yes || echo no)"'
 }
-WANT_USER="gpurec:GID:gpurec flight recorder:/var/lib/gpurec:/usr/sbin/nologin group=gpurec system=yes"
+WANT_USER="gpurec:GID:/var/lib/gpurec:/usr/sbin/nologin group=gpurec system=yes"
 # Units enabled: links to gpurecd.service under /etc/systemd/system.
 enabled() { find "$R/etc/systemd/system" -name gpurecd.service | wc -l; }
 

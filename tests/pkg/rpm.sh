@@ -130,10 +130,11 @@ eq "scriptlets: systemctl calls of each (enable and start none)" \
 	"$(awk '/scriptlet \(using/ { s = $1 } /^[^#]*systemctl [a-z-]/ {
 		sub(/.*systemctl /, ""); sub(/ *\|\|.*/, ""); printf "%s: %s;", s, $0 }' <<<"$scripts")" \
 	"postinstall: daemon-reload;preuninstall: stop gpurecd.service;preuninstall: --no-reload disable gpurecd.service;postuninstall: daemon-reload;postuninstall: try-restart gpurecd.service;"
-eq "preinstall: systemd-sysusers with the sysusers.d entry, else useradd" \
-	"$(grep -c -e '^	systemd-sysusers --replace=/usr/lib/sysusers.d/gpurec.conf - ' \
-		-e "^$(grep -v '^#' packaging/sysusers.d/gpurec.conf | head -n1)$" \
-		-e 'useradd --system --gid gpurec --home-dir /var/lib/gpurec' <<<"$scripts")" 3
+pre=$(sed -n '/^preinstall scriptlet/,/^postinstall scriptlet/p' <<<"$scripts")
+eq "preinstall: systemd-sysusers with the sysusers.d entry inlined, else useradd" \
+	"$(grep -c '^	systemd-sysusers --replace=/usr/lib/sysusers.d/gpurec.conf - ' <<<"$pre") $(grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' packaging/sysusers.d/gpurec.conf |
+	   grep -c -v -F -x -f <(cat <<<"$pre")) $(grep -c 'useradd --system --gid gpurec --home-dir /var/lib/gpurec' <<<"$pre")" \
+	"1 0 1"
 
 # --- the scriptlets, run by rpm in a root -------------------------------
 if [ "$(id -u)" != 0 ]; then
