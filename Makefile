@@ -15,6 +15,15 @@ LIBS    := -lsqlite3 -lzstd -lz -lm -lpthread -ldl
 ifeq ($(STATIC),1)
 LDFLAGS += -static
 RLIBS   := -lbpf -lelf -l:libuv_a.a $(LIBS) -lstdc++
+else ifeq ($(PKG),1)
+# The packages' binaries (make deb / make rpm, built in build/pkgbin):
+# every library but glibc linked in, glibc dynamic, hardened.
+ALL_CFLAGS += -fstack-protector-strong -fPIE
+CPPFLAGS += -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
+LDFLAGS += -pie -static-libgcc -Wl,-z,relro,-z,now,--as-needed
+LIBS    := -Wl,-Bstatic -lsqlite3 -lzstd -lz -Wl,-Bdynamic -lm -lpthread -ldl
+RLIBS   := -Wl,-Bstatic -lbpf -lelf -l:libuv_a.a -lsqlite3 -lzstd -lz \
+           -lstdc++ -Wl,-Bdynamic -lm -lpthread -ldl
 else
 RLIBS   := -lbpf -lelf -luv $(LIBS) -lstdc++
 endif
@@ -44,7 +53,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
 .PHONY: all test bench deps clean help unit cli-test docs demo store-demo \
-        bpf-test
+        bpf-test pkgbin deb rpm pkg-test
 all: $(B)/gpurec $(B)/gpurecd $(B)/gpurec-synth
 
 # eBPF: vmlinux.h from the running kernel's BTF (CO-RE relocates at load),
@@ -186,7 +195,8 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 # make test: every test, sanitized; the last line counts them all.
 test:
 	@mkdir -p $(B)
-	@$(MAKE) --no-print-directory unit cli-test bpf-test 2>&1 | tee $(B)/test.log; \
+	@$(MAKE) --no-print-directory unit cli-test bpf-test pkg-test 2>&1 | \
+	  tee $(B)/test.log; \
 	  st=$${PIPESTATUS[0]}; \
 	  awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$$1; f+=$$3} \
 	       END {printf "all: %d passed, %d failed\n", p, f}' $(B)/test.log; \
@@ -211,6 +221,27 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 
 deps:
 	bash packaging/deps.sh
+
+# Packages (docs/packaging.md): the binaries built with PKG=1 in
+# $(B)/pkgbin, packed into $(PKGDIR).  VERSION=x.y.z overrides the version
+# of common/version.h (the upgrade test builds a second one).
+PKGBIN  := $(B)/pkgbin
+PKGDIR  ?= $(B)/pkg
+ifneq ($(origin VERSION),command line)
+VERSION := $(shell sed -n 's/^\#define GPUREC_VERSION "\(.*\)"/\1/p' \
+		common/version.h)
+endif
+pkgbin:
+	@$(MAKE) --no-print-directory B=$(PKGBIN) PKG=1 $(PKGBIN)/gpurec \
+	  $(PKGBIN)/gpurecd
+deb: pkgbin
+	bash packaging/deb/build.sh $(PKGBIN) $(VERSION) $(PKGDIR)
+rpm: pkgbin
+	bash packaging/rpm/build.sh $(PKGBIN) $(VERSION) $(PKGDIR)
+# Root: the .deb is installed into a debootstrap chroot.
+pkg-test:
+	bash tests/pkg/deb.sh
+	bash tests/pkg/rpm.sh
 
 docs: $(B)/gpurec
 	bash docs/gen-schema.sh $(B)/gpurec >docs/schema.md
@@ -242,7 +273,11 @@ help:
 	@echo "make store-demo  a synthetic recording made by the store, queried"
 	@echo "make docs    regenerate docs/schema.md from the schema"
 	@echo "make STATIC=1  link statically (for the GPU machine, packages)"
+	@echo "make deb, make rpm  the packages, in build/pkg (VERSION=x.y.z"
+	@echo "             overrides the version; docs/packaging.md)"
+	@echo "make pkg-test  (root) lintian, rpmlint, install/upgrade/purge"
+	@echo "             in a debootstrap root"
 
 .SECONDARY:
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -name '*.d' -type f 2>/dev/null)

@@ -6,10 +6,12 @@ set -euo pipefail
 
 deb_pkgs=(gcc make clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev
           libzstd-dev libsqlite3-dev libuv1-dev bpftool sqlite3 python3 zstd
-          groff-base bash-completion)
+          groff-base bash-completion dpkg-dev lintian rpm rpmlint
+          debootstrap)
 rpm_pkgs=(gcc make clang llvm pkgconf-pkg-config libbpf-devel
           elfutils-libelf-devel zlib-devel libzstd-devel sqlite-devel
-          libuv-devel bpftool sqlite python3 zstd groff-base bash-completion)
+          libuv-devel bpftool sqlite python3 zstd groff-base bash-completion
+          rpm-build rpmlint)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then

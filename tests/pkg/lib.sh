@@ -1,0 +1,53 @@
+# lib.sh - what the package tests share (sourced, not run).
+#
+# Runs from the repository root.  Gives ok/bad/eq to count checks, skip (a
+# failure under CI=true), finish, VERSION (common/version.h), and
+# make_root DIR: a Debian 12 (bookworm) minbase root with systemd, made by
+# debootstrap from deb.debian.org once and then unpacked from its cache
+# (build/cache, or $GPUREC_PKG_CACHE).
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL ${SUITE} tests cannot run in CI: $1"
+		echo "0 passed, 1 failed"; exit 1
+	fi
+	echo "skip ${SUITE} tests: $1"; echo "0 passed, 0 failed, 1 skipped"; exit 0
+}
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+VERSION=$(sed -n 's/^#define GPUREC_VERSION "\(.*\)"/\1/p' common/version.h)
+MAKE=${MAKE:-make}
+
+# make_root DIR: DIR becomes a bookworm root (minbase plus systemd, so that
+# the packages' systemd-sysusers and systemd-tmpfiles paths run).  The
+# first run downloads it (about a minute); later ones unpack the cache.
+make_root() {
+	local dir=$1 cache=${GPUREC_PKG_CACHE:-build/cache}
+	local tarball=$cache/bookworm-minbase-systemd.tar.zst
+	local mirror=${GPUREC_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+	if [ ! -s "$tarball" ]; then
+		command -v debootstrap >/dev/null ||
+			skip "no debootstrap (make deps installs it)"
+		local tmp
+		tmp=$(mktemp -d /tmp/gpurec-debootstrap.XXXXXX)
+		if ! debootstrap --variant=minbase --include=systemd bookworm \
+				"$tmp" "$mirror" >"$tmp.log" 2>&1; then
+			tail -n 5 "$tmp.log"; rm -rf "$tmp" "$tmp.log"
+			skip "debootstrap could not make a bookworm root from $mirror"
+		fi
+		rm -rf "$tmp.log" "$tmp"/var/cache/apt/archives/*.deb \
+			"$tmp"/var/lib/apt/lists/*_Packages
+		mkdir -p "$cache"
+		tar -C "$tmp" -cf - . | zstd -q -T0 >"$tarball.tmp" &&
+			mv "$tarball.tmp" "$tarball"
+		rm -rf "$tmp"
+	fi
+	mkdir -p "$dir"
+	zstd -dc "$tarball" | tar -C "$dir" -xf - ||
+		{ echo "FAIL cannot unpack $tarball"; exit 2; }
+}
