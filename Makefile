@@ -39,6 +39,7 @@ REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
                recorder/stubreg.c recorder/host.c recorder/cgroup.c \
                recorder/ksyms.c recorder/procmaps.c
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
+REC_SRC   += recorder/sandbox.c
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
