@@ -9,6 +9,9 @@ deb_pkgs=(gcc make clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev
 rpm_pkgs=(gcc make clang llvm pkgconf-pkg-config libbpf-devel
           elfutils-libelf-devel zlib-devel libzstd-devel sqlite-devel
           libuv-devel bpftool sqlite python3 zstd)
+# strace: tests/host/sandbox.sh traces gpurecd's network calls.
+deb_pkgs+=(strace)
+rpm_pkgs+=(strace)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then
