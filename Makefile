@@ -48,6 +48,7 @@ REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
                recorder/stubreg.c recorder/host.c recorder/cgroup.c \
                recorder/ksyms.c recorder/procmaps.c
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
+REC_SRC   += recorder/sandbox.c
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
@@ -178,6 +179,8 @@ $(B)/host-tests/host_load: tests/host/host_load.c
 	$(CC) -O1 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -o $@ $< \
 	  -ldl -lpthread
 
+# tests/host/sandbox.sh also checks the release gpurecd (its filter, symbols).
+bpf-test: $(B)/gpurecd
 bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(B)/cuda-tests/drv_calls $(B)/cuda-tests/graphs_gaps \
 		$(B)/cuda-tests/nccl_calls $(MOCK)/libnccl.so.2 \
@@ -191,6 +194,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/nccl.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/run.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd GPURECD_RELEASE=$(B)/gpurecd bash tests/host/sandbox.sh
 
 # make test: every test, sanitized; the last line counts them all.
 test:

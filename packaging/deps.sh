@@ -12,6 +12,9 @@ rpm_pkgs=(gcc make clang llvm pkgconf-pkg-config libbpf-devel
           elfutils-libelf-devel zlib-devel libzstd-devel sqlite-devel
           libuv-devel bpftool sqlite python3 zstd groff-base bash-completion
           rpm-build rpmlint)
+# strace: tests/host/sandbox.sh traces gpurecd's network calls.
+deb_pkgs+=(strace)
+rpm_pkgs+=(strace)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then

@@ -13,6 +13,12 @@
  * stalls the traced processes.
  *
  * gpurecd opens no network socket: sd_notify uses an AF_UNIX datagram.
+ * Once the probes are attached it sandboxes itself (recorder/sandbox.c):
+ * no_new_privs, capabilities cut to what discovery needs, and a seccomp
+ * filter that refuses every socket but AF_UNIX.  It resolves no names
+ * either: nothing here calls getpw*, getgr*, getaddrinfo or anything else
+ * that goes through NSS (which could reach LDAP or DNS); a test checks
+ * the binary's symbols (tests/host/sandbox.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +41,7 @@
 #include "recorder/config.h"
 #include "recorder/cuda.h"
 #include "recorder/host.h"
+#include "recorder/sandbox.h"
 #include "store/store.h"
 
 #include "common/version.h"
@@ -447,12 +454,26 @@ int main(int argc, char **argv)
 		uv_timer_start(&d.stop_timer, on_stop_timer,
 			       (uint64_t)(d.cfg.duration_ns / 1000000), 0);
 	}
-	d.watchdog = getenv("WATCHDOG_USEC") != NULL;
-	write_status("recording");
-	sd_notify_("READY=1");
-	logf_("ready");
+	/* Everything that needed more than the kept capabilities is done:
+	 * kallsyms is read, the BPF objects are loaded, the probes are
+	 * attached.  A daemon that cannot sandbox itself stops rather than
+	 * record unconfined. */
+	struct gr_sandbox_opts sb = { .log = logf_, .data_dir = d.cfg.data_dir };
+	if (gr_sandbox__apply(&sb) < 0) {
+		logf_("cannot sandbox gpurecd (see above); stopping");
+		d.exit_code = 2;
+	} else {
+		/* Test hook (docs/recorder.md): try what the sandbox refuses. */
+		const char *st = getenv("GPURECD_SANDBOX_SELFTEST");
+		if (st && strcmp(st, "1") == 0)
+			gr_sandbox__selftest(logf_);
+		d.watchdog = getenv("WATCHDOG_USEC") != NULL;
+		write_status("recording");
+		sd_notify_("READY=1");
+		logf_("ready");
 
-	uv_run(d.loop, UV_RUN_DEFAULT);
+		uv_run(d.loop, UV_RUN_DEFAULT);
+	}
 
 	flush_all();
 	write_status("stopped");
@@ -463,5 +484,5 @@ int main(int argc, char **argv)
 		logf_("closing %s: %s", d.cfg.data_dir, strerror(-rc));
 	free(d.rescans);
 	gr_config__free(&d.cfg);
-	return rc ? 2 : 0;
+	return rc || d.exit_code ? 2 : 0;
 }
