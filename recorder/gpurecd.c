@@ -149,6 +149,13 @@ static void write_status(const char *state)
 	FILE *f = fopen(tmp, "we");
 	if (!f)
 		return;
+	/* As the store does with its files: root recording into another
+	 * user's directory gives the file to that user. */
+	struct stat dst;
+	if (geteuid() == 0 && stat(d.cfg.data_dir, &dst) == 0 &&
+	    dst.st_uid != 0 && fchown(fileno(f), dst.st_uid, dst.st_gid) < 0)
+		logf_("%s: cannot give it to uid %u: %s", tmp,
+		      (unsigned)dst.st_uid, strerror(errno));
 	fprintf(f, "{\"state\":\"%s\",\"pid\":%d,\"version\":\"%s\","
 		"\"started_ns\":%" PRId64 ",\"updated_ns\":%" PRId64 ","
 		"\"segment\":\"%s\",\"events\":%" PRIu64 ",\"blocks\":%" PRIu64

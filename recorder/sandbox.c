@@ -146,9 +146,12 @@ static const struct {
 	 * recording into the packaged gpurec-owned directory, loses root's
 	 * permission bypass with the rest, and needs these to create
 	 * segments there, and to seal and delete (FS_IOC_SETFLAGS) those
-	 * the service made. */
+	 * the service made; and to give the files it makes there to the
+	 * directory's owner (store/writer.c), so that the service can go on
+	 * with them afterwards. */
 	{ CAP_DAC_OVERRIDE, "cap_dac_override" },
 	{ CAP_FOWNER, "cap_fowner" },
+	{ CAP_CHOWN, "cap_chown" },
 };
 #define NKEPT_ALWAYS 6
 
@@ -423,7 +426,8 @@ int gr_sandbox__apply(const struct gr_sandbox_opts *o)
 		want |= BIT(caps[i].cap);
 	if (o->data_dir && stat(o->data_dir, &st) == 0 &&
 	    st.st_uid != geteuid())
-		want |= BIT(CAP_DAC_OVERRIDE) | BIT(CAP_FOWNER);
+		want |= BIT(CAP_DAC_OVERRIDE) | BIT(CAP_FOWNER) |
+			BIT(CAP_CHOWN);
 	if ((err = capget_self(&eff, &prm))) {
 		o->log("sandbox: capget: %s", strerror(-err));
 		return err;
@@ -448,8 +452,8 @@ int gr_sandbox__apply(const struct gr_sandbox_opts *o)
 		       "cap_setpcap");
 		if (prm & (BIT(CAP_DAC_OVERRIDE) | BIT(CAP_FOWNER)))
 			o->log("sandbox: %s belongs to uid %u, not %u: "
-			       "cap_dac_override and cap_fowner kept to write "
-			       "there", o->data_dir, (unsigned)st.st_uid,
+			       "cap_dac_override, cap_fowner and cap_chown kept "
+			       "to write there and give it the files", o->data_dir, (unsigned)st.st_uid,
 			       (unsigned)geteuid());
 	}
 	if ((err = install_filter())) {

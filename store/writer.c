@@ -67,6 +67,12 @@ struct gr_writer {
 	struct gr_store_opts o;
 	char *dir;
 	int lock_fd;          /* flock'd DIR/.lock: one writer per directory */
+	/* Root writing a directory another user owns (`sudo gpurecd` on the
+	 * service's /var/lib/gpurec) gives its files to that owner, so the
+	 * service can still append, seal and delete them. */
+	int adopt;
+	uid_t dir_uid;
+	gid_t dir_gid;
 	char host[256];
 	char machine_id[64], boot_id[64];
 
@@ -125,6 +131,15 @@ static void wlog(struct gr_writer *w, const char *fmt, ...)
 		w->o.log(w->o.log_ctx, line);
 	else
 		fprintf(stderr, "gpurec-store: %s\n", line);
+}
+
+/* Gives a file this writer created to the directory's owner (see
+ * gr_writer.adopt); a failure is logged, the file stays usable. */
+static void adopt_file(struct gr_writer *w, int fd, const char *path)
+{
+	if (w->adopt && fchown(fd, w->dir_uid, w->dir_gid) < 0)
+		wlog(w, "%s: cannot give it to uid %u: %s", path,
+		     (unsigned)w->dir_uid, strerror(errno));
 }
 
 static int64_t now_ns(clockid_t clk)
@@ -325,6 +340,7 @@ static int segment_create(struct gr_writer *w)
 		     strerror(errno));
 		return err;
 	}
+	adopt_file(w, fd, w->seg_path);
 	close(fd);
 	if (sqlite3_open_v2(w->seg_path, &w->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
@@ -430,6 +446,7 @@ static int append_manifest(struct gr_writer *w, const char *line)
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
+	adopt_file(w, fd, path);
 	size_t len = strlen(line);
 	ssize_t n = write(fd, line, len);
 	int err = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
@@ -1121,6 +1138,12 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 		wlog(w, "cannot create %s: %s", w->dir, strerror(errno));
 		goto fail;
 	}
+	struct stat dst;
+	if (geteuid() == 0 && stat(w->dir, &dst) == 0 && dst.st_uid != 0) {
+		w->adopt = 1;
+		w->dir_uid = dst.st_uid;
+		w->dir_gid = dst.st_gid;
+	}
 	/* One writer per directory: a second would fork the hash chain. */
 	char lock[4200];
 	snprintf(lock, sizeof(lock), "%s/%s", w->dir, GR_LOCK_FILE);
@@ -1132,6 +1155,7 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 		     strerror(-err));
 		goto fail;
 	}
+	adopt_file(w, w->lock_fd, lock);
 	if (!(w->sum = gr_sum__new()) ||
 	    !(w->enc = gr_encoder__new(w->o.zstd_level)))
 		goto fail;
