@@ -178,6 +178,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/nccl.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/run.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/service_creds.sh
 
 # make test: every test, sanitized; the last line counts them all.
 test:
@@ -207,6 +208,13 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 
 deps:
 	bash packaging/deps.sh
+
+# The systemd unit, sysusers and tmpfiles entries (docs/service.md); a
+# part of pkg-test.
+.PHONY: service-test pkg-test
+service-test: $(B)/gpurecd
+	bash tests/pkg/service.sh $(B)/gpurecd
+pkg-test: service-test
 
 docs: $(B)/gpurec
 	bash docs/gen-schema.sh $(B)/gpurec >docs/schema.md
