@@ -15,8 +15,9 @@
 # else gets a one-line error; rotation and retention delete immutable
 # segments; libraries hidden from gpurecd's mount namespace (what
 # ProtectHome= and PrivateTmp= do) are still attached, through
-# /proc/PID/map_files.  Then each capability is taken away in turn, and
-# what it is for stops working.
+# /proc/PID/map_files; every system call it makes is one the unit's
+# SystemCallFilter allows.  Then each capability is taken away in turn,
+# and what it is for stops working.
 #
 # Not root or no BPF: skipped with a reason, except under CI=true, where
 # that is a failure.
@@ -27,7 +28,7 @@ SUITE=service
 
 UNIT=packaging/systemd/gpurecd.service
 [ -x build/cuda-tests/drv_calls ] || { bad "drv_calls" "not built: run make bpf-test"; finish; exit 1; }
-for t in setpriv unshare nsenter lsattr capsh python3; do
+for t in setpriv unshare nsenter lsattr capsh python3 strace systemd-analyze; do
 	command -v $t >/dev/null || { bad "$t" "not installed (packaging/deps.sh)"; finish; exit 1; }
 done
 
@@ -55,11 +56,13 @@ datadir() { mkdir -m 0750 "$1" && chown "$U:$U" "$1"; }
 # until it is ready; dpid is its pid.  HIDE="DIR...": in a mount
 # namespace of its own where each DIR is an empty tmpfs (the runs that
 # need not attach the toolkit's libraries hide /usr/local: the kernel
-# takes some 30 s to remove their 300 uprobes).
+# takes some 30 s to remove their 300 uprobes).  STRACE=FILE: under
+# strace -f -c, its summary in FILE.
 as_gpurecd() {
 	local caps log=$1 dir=$2; caps=$(plus "$3"); shift 3
 	local cmd=(setpriv --reuid="$U" --regid="$U" --clear-groups --inh-caps="$caps"
 		--ambient-caps="$caps" --bounding-set="$caps"
+		${STRACE:+strace -f -qq -c -o "$STRACE"}
 		"$GPURECD" --data "$dir" --flush-interval 100 --config /dev/null "$@")
 	if [ -n "${HIDE:-}" ]; then
 		cmd=(unshare -m --propagation private sh -c 'for d in $0; do
@@ -196,6 +199,37 @@ sleep 0.3
 stop; eq "gpurecd (namespace) exits 0" "$?" 0
 eq "(ns) copies recorded exactly" \
 	"$("$GPUREC" --data "$D3" --format csv sql "$MC WHERE pid = $pns ORDER BY ts" | tr -d '\r' | tail -n +2 | tr '\n' ' ')" "$(memcpy_rows ns)"
+
+# ---- the unit's SystemCallFilter allows every call gpurecd makes ---------
+# strace counts the calls of a run that attaches, records the workload,
+# rotates and deletes; the unit's filter is expanded by systemd-analyze.
+expand() {
+	local x
+	for x in "$@"; do
+		case $x in
+		@*) systemd-analyze syscall-filter "$x" | sed 1,2d | grep -v '^ *#' |
+			while read -r y; do expand "$y"; done ;;
+		*) echo "$x" ;;
+		esac
+	done
+}
+# shellcheck disable=SC2046 # the filter's words
+allowed=$(comm -23 <(expand $(sed -n 's/^SystemCallFilter=\([^~]\)/\1/p' "$UNIT") | sort -u) \
+	<(expand $(sed -n 's/^SystemCallFilter=~//p' "$UNIT") | sort -u))
+S="$T/strace"; mkdir "$S"; chown "$U:$U" "$S"
+D4="$T/sys"; datadir "$D4"
+# (LeakSanitizer cannot run under ptrace.)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 STRACE="$S/summary" HIDE=/usr/local as_gpurecd "$T/sys.log" "$D4" "$CAPS" "${LIBS[@]}" --sched-all \
+	--segment-size 1K --max-disk 100K --keep-free 1M --duration 4 || bad "gpurecd (strace) starts" "$(cat "$T/sys.log")"
+"$W/drv_calls" "$T/go.sys" >/dev/null & psys=$!
+sleep 0.5; touch "$T/go.sys"; wait $psys
+wait "$dpid"; rc=$?; dpid=; [ $rc = 0 ] && ok "gpurecd (strace) exits 0" || bad "gpurecd (strace) exits 0" "$rc: $(cat "$T/sys.log")"
+used=$(awk 'NR > 2 && $1 !~ /^-/ && $NF != "total" { print $NF }' "$S/summary" | sort -u)
+[ "$(echo "$used" | wc -l)" -ge 30 ] && grep -q '^delete ' "$D4/MANIFEST" &&
+	echo "$used" | grep -qx bpf && echo "$used" | grep -qx perf_event_open &&
+	ok "strace saw $(echo "$used" | wc -l) system calls, bpf and perf_event_open among them, and a deletion" ||
+	bad "strace" "$(cat "$S/summary" "$T/sys.log")"
+eq "every one of them is in the unit's SystemCallFilter" "$(comm -23 <(echo "$used") <(echo "$allowed") | tr '\n' ' ')" ""
 
 # ---- each capability, taken away ------------------------------------------
 # A gpurecd with less: LOG, DIR (fresh), its log after SIGTERM.
