@@ -195,6 +195,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/nccl.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd GPURECD_RELEASE=$(B)/gpurecd bash tests/host/sandbox.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/service_creds.sh
 
 # make test: every test, sanitized; the last line counts them all.
 test:
@@ -243,9 +244,14 @@ deb: pkgbin
 rpm: pkgbin
 	bash packaging/rpm/build.sh $(PKGBIN) $(VERSION) $(PKGDIR)
 # Root: the .deb is installed into a debootstrap chroot.
-pkg-test:
+pkg-test: service-test
 	bash tests/pkg/deb.sh
 	bash tests/pkg/rpm.sh
+# The systemd unit, sysusers and tmpfiles entries (docs/service.md); a
+# part of pkg-test.
+.PHONY: service-test
+service-test: $(B)/gpurecd
+	bash tests/pkg/service.sh $(B)/gpurecd
 
 docs: $(B)/gpurec
 	bash docs/gen-schema.sh $(B)/gpurec >docs/schema.md

@@ -484,11 +484,14 @@ int main(int argc, char **argv)
 
 	flush_all();
 	write_status("stopped");
-	gr_cuda__close(d.cuda);
-	gr_host__close(d.host);
+	/* Seal first: the kernel takes tens of ms to remove each uprobe,
+	 * minutes on a big host, and a service manager's stop timeout must
+	 * not find the segment unsealed. */
 	int rc = gr_writer__close(d.w);
 	if (rc)
 		logf_("closing %s: %s", d.cfg.data_dir, strerror(-rc));
+	gr_cuda__close(d.cuda);
+	gr_host__close(d.host);
 	free(d.rescans);
 	gr_config__free(&d.cfg);
 	return rc || d.exit_code ? 2 : 0;
