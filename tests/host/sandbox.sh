@@ -21,8 +21,9 @@
 #     of the mock libcudart, through ctypes) is found and attached; the
 #     rows of both come back exactly.
 # (3) the release gpurecd, as root, into a data directory owned by another
-#     uid, with a tiny max-disk: cap_dac_override and cap_fowner are kept
-#     for that, segments are written, sealed immutable, rotated and
+#     uid, with a tiny max-disk: cap_dac_override, cap_fowner and
+#     cap_chown are kept for that, the files it makes there are given to
+#     that uid (so the service can go on with them), segments are written, sealed immutable, rotated and
 #     deleted by retention under the sandbox, and the recording verifies;
 #     ptrace is refused (the ASan build allows it for LeakSanitizer).
 # (4) the release gpurecd as the unit runs it: a user (nobody here) with
@@ -51,8 +52,8 @@ caps() { local m=0 c; for c in "$@"; do m=$((m | 1 << c)); done; printf '%016x' 
 # dac_read_search linux_immutable sys_ptrace sys_admin perfmon bpf
 KEPT=$(caps 2 9 19 21 38 39)
 KEPT_NAMES=cap_bpf,cap_perfmon,cap_sys_admin,cap_sys_ptrace,cap_dac_read_search,cap_linux_immutable
-# and dac_override, fowner
-KEPT_FOREIGN=$(caps 1 2 3 9 19 21 38 39)
+# and chown, dac_override, fowner
+KEPT_FOREIGN=$(caps 0 1 2 3 9 19 21 38 39)
 
 # launch LOG DATA CMD...: starts CMD (gpurecd ARGS, maybe behind strace)
 # and waits for "gpurecd: ready" in LOG; sets dpid (CMD's pid) and gpid
@@ -216,8 +217,8 @@ launch "$T/3.log" "$D" env GPURECD_SANDBOX_SELFTEST=1 "$REL" --data "$D" \
 	--cuda-lib $M/libcuda.so.1 --cuda-lib $M/libcudart.so.13
 eq "(3) the sandbox's lines: write access kept for a directory root does not own" \
 	"$(grep '^gpurecd: sandbox:' "$T/3.log")" \
-	"gpurecd: sandbox: no_new_privs; capabilities kept: $KEPT_NAMES,cap_dac_override,cap_fowner (2 threads; bounding set too)
-gpurecd: sandbox: $D belongs to uid 65534, not 0: cap_dac_override and cap_fowner kept to write there
+	"gpurecd: sandbox: no_new_privs; capabilities kept: $KEPT_NAMES,cap_dac_override,cap_fowner,cap_chown (2 threads; bounding set too)
+gpurecd: sandbox: $D belongs to uid 65534, not 0: cap_dac_override, cap_fowner and cap_chown kept to write there and give it the files
 gpurecd: sandbox: seccomp: socket() and socketpair() but AF_UNIX, io_uring and 37 more calls refused"
 eq "(3) the selftest: ptrace refused too" "$(selftest "$T/3.log")" \
 	"$(refused "${REFUSED[@]}" "ptrace(PTRACE_ATTACH, 0)" "${REFUSED2[@]}")
@@ -236,6 +237,8 @@ eq "(3) the segments on disk: those sealed, less those deleted" \
 	"$(awk '$1 == "seal" { s[$2] = 1 } $1 == "delete" { delete s[$2] } END { for (f in s) print f }' "$D/MANIFEST" | sort | tr '\n' ' ')"
 eq "(3) every segment left is sealed immutable" \
 	"$(lsattr "$D"/*.seg | awk '$1 !~ /i/' | wc -l) $(ls "$D"/*.seg | wc -l | awk '{ print ($1 > 1) }')" "0 1"
+eq "(3) every file gpurecd made there belongs to the directory's owner" \
+	"$(find "$D" -mindepth 1 ! -user 65534 -printf '%p ' ; find "$D" -mindepth 1 ! -group 65534 -printf '%p ')" ""
 eq "(3) no write, seal or retention error logged" \
 	"$(grep -ciE 'cannot|failed|denied' "$T/3.log")" 0
 "$GPUREC" --data "$D" verify >/dev/null 2>&1; eq "(3) the recording verifies" "$?" 0
