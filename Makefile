@@ -12,9 +12,11 @@ WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 \
 CPPFLAGS += -I. -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS)
 LIBS    := -lsqlite3 -lzstd -lz -lm -lpthread -ldl
+# libuv linked in brings an unused getpwuid_r: wrapped away (recorder/nonss.c).
+NONSS   := -Wl,--wrap=getpwuid_r
 ifeq ($(STATIC),1)
 LDFLAGS += -static
-RLIBS   := -lbpf -lelf -l:libuv_a.a $(LIBS) -lstdc++
+RLIBS   := $(NONSS) -lbpf -lelf -l:libuv_a.a $(LIBS) -lstdc++
 else ifeq ($(PKG),1)
 # The packages' binaries (make deb / make rpm, built in build/pkgbin):
 # every library but glibc linked in, glibc dynamic, hardened.
@@ -22,7 +24,7 @@ ALL_CFLAGS += -fstack-protector-strong -fPIE
 CPPFLAGS += -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
 LDFLAGS += -pie -static-libgcc -Wl,-z,relro,-z,now,--as-needed
 LIBS    := -Wl,-Bstatic -lsqlite3 -lzstd -lz -Wl,-Bdynamic -lm -lpthread -ldl
-RLIBS   := -Wl,-Bstatic -lbpf -lelf -l:libuv_a.a -lsqlite3 -lzstd -lz \
+RLIBS   := $(NONSS) -Wl,-Bstatic -lbpf -lelf -l:libuv_a.a -lsqlite3 -lzstd -lz \
            -lstdc++ -Wl,-Bdynamic -lm -lpthread -ldl
 else
 RLIBS   := -lbpf -lelf -luv $(LIBS) -lstdc++
@@ -48,7 +50,7 @@ REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
                recorder/stubreg.c recorder/host.c recorder/cgroup.c \
                recorder/ksyms.c recorder/procmaps.c
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
-REC_SRC   += recorder/sandbox.c
+REC_SRC   += recorder/sandbox.c recorder/nonss.c
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))

@@ -189,6 +189,12 @@ for b in /usr/sbin/gpurecd /usr/bin/gpurec; do
 	eq "ldd $b: glibc's libraries only ($libs)" \
 		"$extra/$(grep -c libc.so.6 <<<"$libs")" "/1"
 done
+# No name service: gpurecd imports nothing that could ask NSS (LDAP, DNS);
+# the libuv linked in would bring getpwuid_r but for recorder/nonss.c.
+NSS='^(getpw|getgr|getsp|getaddrinfo|getnameinfo|gethostby|gethostent|getservby|getprotoby|getnetby|initgroups|getgrouplist|innetgr|getlogin|cuserid|res_n?(query|search|send|init)|__res_|nss_|__nss)'
+eq "gpurecd imports no function that goes through NSS" \
+	"$(nm -D --undefined-only "$R/usr/sbin/gpurecd" | awk '{ print $2 }' |
+	   sed 's/@.*//' | grep -E "$NSS" | tr '\n' ' ')" ""
 eq "install: nothing enabled" "$(enabled)" 0
 
 # The admin edits the config; the upgrade keeps it.
