@@ -21,29 +21,7 @@ SUITE=deb
 for t in dpkg-deb lintian debootstrap zstd unshare; do
 	command -v $t >/dev/null || skip "no $t (make deps installs it)"
 done
-# Everything below runs in a mount namespace of its own: the root's /proc
-# mount goes away with it, whatever happens.
-if [ -z "${GPUREC_PKG_NS:-}" ]; then
-	exec unshare --mount --propagation private \
-		env GPUREC_PKG_NS=1 bash "$0" "$@"
-fi
-
-V1=$VERSION V2=$VERSION.1
-OUT=build/pkg-test
-T=$(mktemp -d /tmp/gpurec-deb.XXXXXX)
-R=$T/root
-cleanup() {
-	umount "$R/proc" 2>/dev/null
-	chattr -R -i "$R/var/lib/gpurec" 2>/dev/null
-	rm -rf "$T"
-}
-[ -n "${KEEP:-}" ] || trap cleanup EXIT
-
-# --- build ------------------------------------------------------------
-$MAKE --no-print-directory deb PKGDIR="$OUT" >"$T/build1.log" 2>&1 ||
-	{ cat "$T/build1.log"; bad "make deb" "failed"; finish; exit 1; }
-$MAKE --no-print-directory deb PKGDIR="$OUT" VERSION="$V2" >"$T/build2.log" 2>&1 ||
-	{ cat "$T/build2.log"; bad "make deb VERSION=$V2" "failed"; finish; exit 1; }
+start deb "$@"
 DEB1=$OUT/gpurec_${V1}_amd64.deb DEB2=$OUT/gpurec_${V2}_amd64.deb
 eq "make deb writes gpurec_${V1}_amd64.deb, VERSION= the other" \
 	"$([ -f "$DEB1" ] && echo 1)$([ -f "$DEB2" ] && echo 2)" 12

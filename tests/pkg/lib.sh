@@ -22,6 +22,35 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 VERSION=$(sed -n 's/^#define GPUREC_VERSION "\(.*\)"/\1/p' common/version.h)
 MAKE=${MAKE:-make}
 
+# start KIND ARGS...: as root, runs the test again in a mount namespace of
+# its own (a root's /proc mount goes away with it, whatever happens); then
+# sets V1 and V2 (the version and the upgrade's), OUT, T (a scratch
+# directory, removed at exit unless KEEP is set), R ($T/root), and builds
+# the KIND (deb or rpm) packages of both versions into OUT.
+start() {
+	local kind=$1; shift
+	if [ "$(id -u)" = 0 ] && [ -z "${GPUREC_PKG_NS:-}" ]; then
+		exec unshare --mount --propagation private \
+			env GPUREC_PKG_NS=1 bash "$0" "$@"
+	fi
+	V1=$VERSION V2=$VERSION.1
+	OUT=build/pkg-test
+	T=$(mktemp -d /tmp/gpurec-$kind.XXXXXX)
+	R=$T/root
+	[ -n "${KEEP:-}" ] || trap cleanup EXIT
+	$MAKE --no-print-directory "$kind" PKGDIR="$OUT" >"$T/build1.log" 2>&1 ||
+		{ cat "$T/build1.log"; bad "make $kind" "failed"; finish; exit 1; }
+	$MAKE --no-print-directory "$kind" PKGDIR="$OUT" VERSION="$V2" \
+		>"$T/build2.log" 2>&1 ||
+		{ cat "$T/build2.log"; bad "make $kind VERSION=$V2" "failed"
+		  finish; exit 1; }
+}
+cleanup() {
+	umount "$R/proc" 2>/dev/null
+	chattr -R -i "$R/var/lib/gpurec" 2>/dev/null
+	rm -rf "$T"
+}
+
 # make_root DIR: DIR becomes a bookworm root (minbase plus systemd, so that
 # the packages' systemd-sysusers and systemd-tmpfiles paths run).  The
 # first run downloads it (about a minute); later ones unpack the cache.

@@ -16,29 +16,7 @@ for t in rpmbuild rpmlint; do
 	command -v $t >/dev/null || skip "no $t (make deps installs it)"
 done
 
-# As root, everything runs in a mount namespace of its own: the root's
-# /proc mount goes away with it, whatever happens.
-if [ "$(id -u)" = 0 ] && [ -z "${GPUREC_PKG_NS:-}" ]; then
-	exec unshare --mount --propagation private \
-		env GPUREC_PKG_NS=1 bash "$0" "$@"
-fi
-
-V1=$VERSION V2=$VERSION.1
-OUT=build/pkg-test
-T=$(mktemp -d /tmp/gpurec-rpm.XXXXXX)
-R=$T/root
-cleanup() {
-	umount "$R/proc" 2>/dev/null
-	chattr -R -i "$R/var/lib/gpurec" 2>/dev/null
-	rm -rf "$T"
-}
-[ -n "${KEEP:-}" ] || trap cleanup EXIT
-
-# --- build ------------------------------------------------------------
-$MAKE --no-print-directory rpm PKGDIR="$OUT" >"$T/build1.log" 2>&1 ||
-	{ cat "$T/build1.log"; bad "make rpm" "failed"; finish; exit 1; }
-$MAKE --no-print-directory rpm PKGDIR="$OUT" VERSION="$V2" >"$T/build2.log" 2>&1 ||
-	{ cat "$T/build2.log"; bad "make rpm VERSION=$V2" "failed"; finish; exit 1; }
+start rpm "$@"
 RPM1=$OUT/gpurec-$V1-1.x86_64.rpm RPM2=$OUT/gpurec-$V2-1.x86_64.rpm
 eq "make rpm writes gpurec-$V1-1.x86_64.rpm, VERSION= the other" \
 	"$([ -f "$RPM1" ] && echo 1)$([ -f "$RPM2" ] && echo 2)" 12
