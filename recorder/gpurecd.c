@@ -133,6 +133,21 @@ static void sd_notify_(const char *msg)
 
 /* ---- status file ------------------------------------------------------------ */
 
+/* @s as a JSON string's contents: quotes, backslashes and control
+ * characters escaped (a data directory's name may hold any of them). */
+static void json_chars(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+}
+
 /* DIR/status.json: what `gpurec status` shows about the recorder. Written
  * to a temporary file and renamed, so readers never see half of it. */
 static void write_status(const char *state)
@@ -158,7 +173,10 @@ static void write_status(const char *state)
 		      (unsigned)dst.st_uid, strerror(errno));
 	fprintf(f, "{\"state\":\"%s\",\"pid\":%d,\"version\":\"%s\","
 		"\"started_ns\":%" PRId64 ",\"updated_ns\":%" PRId64 ","
-		"\"segment\":\"%s\",\"events\":%" PRIu64 ",\"blocks\":%" PRIu64
+		"\"segment\":\"", state, getpid(), GPUREC_VERSION, d.started_ns,
+		clock_ns(CLOCK_REALTIME));
+	json_chars(f, gr_writer__segment_path(d.w));
+	fprintf(f, "\",\"events\":%" PRIu64 ",\"blocks\":%" PRIu64
 		",\"segments_sealed\":%" PRIu64 ",\"segments_deleted\":%" PRIu64
 		",\"disk_bytes\":%" PRIu64 ",\"cuda\":{\"enabled\":%s,"
 		"\"records\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"files\":%" PRIu64
@@ -166,9 +184,7 @@ static void write_status(const char *state)
 		",\"unnamed_launches\":%" PRIu64
 		",\"handle_names\":%" PRIu64 "},\"host\":{\"processes\":%s,"
 		"\"sched\":%s,\"io\":%s,\"switch_ins_recovered\":%" PRIu64
-		"}}\n", state, getpid(),
-		GPUREC_VERSION, d.started_ns, clock_ns(CLOCK_REALTIME),
-		gr_writer__segment_path(d.w), ws.events, ws.blocks, ws.segments,
+		"}}\n", ws.events, ws.blocks, ws.segments,
 		ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
 		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
 		cs.unnamed_launches, cs.handles_read,
