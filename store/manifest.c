@@ -4,10 +4,11 @@
  * events=… bytes=… host=…") and one per segment retention deleted
  * ("delete NAME reason=… at=…").  Lines are only ever appended, each with
  * one write(2) followed by fsync(2), so a crash leaves at worst a torn last
- * line, which readers count as bad and otherwise ignore.  The manifest is
- * the second copy of the hash chain (the first is each segment's
- * prev_sha256), which lets `gpurec verify` notice a deleted or reordered
- * segment as well as a changed one.
+ * line, which readers count as bad and otherwise ignore, and which the
+ * next writer cuts off before it appends (writer.c,
+ * manifest_repair_tail).  The manifest is the second copy of the hash
+ * chain (the first is each segment's prev_sha256), which lets `gpurec
+ * verify` notice a deleted or reordered segment as well as a changed one.
  */
 #include <errno.h>
 #include <inttypes.h>

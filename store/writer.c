@@ -1005,6 +1005,40 @@ static int recover_meta(struct gr_writer *w)
 	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
+/* A crash in the middle of append_manifest() can leave a last line
+ * without its newline, and the next append would be glued to it: the
+ * recovery's own seal line would be lost with it.  Such a tail was never
+ * a line; it is cut off, and said.  (The segment it was sealing is not
+ * yet immutable then and is sealed again by scan_dir().) */
+static void manifest_repair_tail(struct gr_writer *w)
+{
+	char path[4200], buf[4096];
+	snprintf(path, sizeof(path), "%s/%s", w->dir, GR_MANIFEST);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	off_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
+	off_t from = size > (off_t)sizeof(buf) ? size - (off_t)sizeof(buf) : 0;
+	ssize_t n = size ? pread(fd, buf, (size_t)(size - from), from) : 0;
+	if (n > 0 && buf[n - 1] != '\n') {
+		ssize_t i = n - 1;
+		while (i >= 0 && buf[i] != '\n')
+			i--;
+		if (i >= 0 || from == 0) {
+			off_t keep = from + i + 1;
+			if (ftruncate(fd, keep) == 0 && fsync(fd) == 0)
+				wlog(w, "%s: removed a torn last line (%lld "
+				     "bytes, an append cut short by a crash)",
+				     path, (long long)(size - keep));
+			else
+				wlog(w, "%s: cannot remove a torn last line: "
+				     "%s", path, strerror(errno));
+		}
+	}
+	close(fd);
+}
+
 /* Seals segments left unsealed by a crash and loads the sealed list. */
 static int scan_dir(struct gr_writer *w)
 {
@@ -1012,6 +1046,7 @@ static int scan_dir(struct gr_writer *w)
 	char **names;
 	int n, err;
 
+	manifest_repair_tail(w);
 	if ((err = gr_segments__list(w->dir, &names, &n)))
 		return err;
 	if ((err = gr_manifest__read(w->dir, &m))) {

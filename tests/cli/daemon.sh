@@ -2,10 +2,12 @@
 # daemon.sh - gpurecd with every probe family off (no root, no BPF): it
 # still opens the store, writes status.json and seals on its --duration.
 # Checks the status file stays valid JSON for a data directory whose name
-# holds a quote, a backslash and a tab, and that gpurec status reads it.
-# Env: GPUREC, GPURECD (binaries under test).
+# holds a quote, a backslash and a tab, and that gpurec status reads it;
+# and that a MANIFEST line torn by a crash is cut off by the next run.
+# Env: GPUREC, GPURECD, SYNTH (binaries under test).
 set -uo pipefail
 GPUREC=${GPUREC:-build/gpurec}
+SYNTH=${SYNTH:-build/gpurec-synth}
 GPURECD=${GPURECD:-build/gpurecd}
 T=$(mktemp -d /tmp/gpurec-daemon.XXXXXX)
 trap 'chattr -R -i "$T" 2>/dev/null; rm -rf "$T"' EXIT
@@ -27,5 +29,20 @@ eq "gpurec status reads it" \
 	"$("$GPUREC" --data "$D" --format json status 2>&1 |
 	   python3 -c 'import json, sys; print(json.load(sys.stdin)["dirs"][0]["recorder"]["state"])' 2>&1)" \
 	"stopped"
+
+# A crash in the middle of a MANIFEST append leaves a line without its
+# newline: the next writer (the store's, here gpurec-synth's) cuts it off
+# before it appends its own.
+M=$T/m
+"$SYNTH" --data "$M" --events 1000 >/dev/null 2>&1
+printf 'seal 20261123T000000.000000000Z.seg sha256=0123' >>"$M/MANIFEST"
+"$SYNTH" --data "$M" --events 1000 >"$T/log2" 2>&1
+eq "the next writer exits 0 and says it cut the 47 bytes" \
+	"$? $(grep -c 'removed a torn last line (47 bytes' "$T/log2")" "0 1"
+SEAL='^seal [0-9TZ.]+\.seg sha256=[0-9a-f]{64} prev=(-|[0-9a-f]{64}) start=[0-9]+ end=[0-9]+ events=1000 bytes=[0-9]+ host=[^ ]+$'
+eq "the MANIFEST: two whole seal lines, no torn one" \
+	"$(grep -cE "$SEAL" "$M/MANIFEST") $(grep -vcE "$SEAL" "$M/MANIFEST")" "2 0"
+"$GPUREC" --data "$M" verify >"$T/verify" 2>&1
+eq "gpurec verify: the chain holds" "$?" 0
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
