@@ -247,7 +247,8 @@ eq "(3) no write, seal or retention error logged" \
 # The unit's set (packaging/systemd: the kept one and cap_syslog, needed
 # only before the sandbox), as user nobody; no cap_setpcap, so the
 # bounding set stays as the service manager (here: this shell) left it.
-# --no-cuda: this run is about the sandbox, not probes.
+# --no-cuda: this run is about the sandbox, not probes; --sched-all, so
+# that it records something (this shell's processes) whatever else runs.
 D=$T/d4
 mkdir -m 0750 "$D"
 chown 65534:65534 "$D"
@@ -256,7 +257,7 @@ install -m 0755 "$REL" "$T/gpurecd"
 AMB=+bpf,+perfmon,+sys_admin,+sys_ptrace,+dac_read_search,+linux_immutable,+syslog
 launch "$T/4.log" "$D" env GPURECD_SANDBOX_SELFTEST=1 setpriv --reuid=65534 --regid=65534 \
 	--clear-groups --inh-caps=$AMB --ambient-caps=$AMB "$T/gpurecd" --data "$D" \
-	--flush-interval 100 --config /dev/null --no-cuda
+	--flush-interval 100 --config /dev/null --no-cuda --sched-all
 eq "(4) the sandbox's lines: cap_syslog cut, the bounding set left" \
 	"$(grep '^gpurecd: sandbox:' "$T/4.log")" \
 	"gpurecd: sandbox: no_new_privs; capabilities kept: $KEPT_NAMES (2 threads; bounding set left to the service manager: no cap_setpcap)
