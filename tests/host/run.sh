@@ -233,7 +233,7 @@ else
 		"1,1,1,1,host_load " "SELECT ts - $w0 AS since_first_write, dur, op, bytes, sector, tid, comm FROM block_io WHERE pid = $pid_dio ORDER BY ts"
 	eqd "(dio) 32 direct 1 MiB reads: R bytes of pid $pid_dio on $DEV while it read" \
 		"$(q "SELECT sum(bytes) FROM block_io WHERE pid = $pid_dio AND op = 'R' AND dev = '$DEV' AND ts BETWEEN $r0 - 20000000 AND $r1 + 20000000")" \
-		"33554432 " "SELECT ts - $r0 AS since_first_read, dur, dev, op, bytes, sector FROM block_io WHERE pid = $pid_dio AND op = 'R' ORDER BY ts"
+		"33554432 " "SELECT ts - $r0 AS since_first_read, dur, dev, op, bytes, sector, pid, tid, comm FROM block_io WHERE (pid = $pid_dio OR ts BETWEEN $r0 - 20000000 AND $r1 + 20000000) AND op = 'R' ORDER BY ts"
 fi
 
 eq "(report) io-latency: the writer's W requests, 32 MiB, a histogram summing to them" \
