@@ -75,11 +75,6 @@ make_root "$R"
 mount -t proc proc "$R/proc"
 cp "$DEB1" "$DEB2" "$R/tmp/"
 D1=/tmp/${DEB1##*/} D2=/tmp/${DEB2##*/}
-# inroot ARGS...: runs in the root with a plain environment.
-inroot() {
-	chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-		DEBIAN_FRONTEND=noninteractive "$@"
-}
 # dpkg_ NAME ARGS...: dpkg in the root; a check that it exits 0.
 dpkg_() {
 	local name=$1; shift
@@ -87,8 +82,6 @@ dpkg_() {
 	local rc=$?
 	if [ $rc = 0 ]; then ok "$name"; else bad "$name" "exit $rc: $(cat "$T/dpkg.out")"; fi
 }
-LOG=$R/var/log/systemctl.log
-calls() { tr '\n' ';' <"$LOG"; : >"$LOG"; }
 
 # The files, owners and modes as installed (stat in the root).
 FILES="/usr/sbin/gpurecd /usr/bin/gpurec /usr/lib/systemd/system/gpurecd.service
@@ -133,13 +126,7 @@ enabled() { find "$R/etc/systemd/system" -name gpurecd.service | wc -l; }
 # --- round 1: as on a booted host (systemctl shim) ----------------------
 inroot dpkg-divert --local --rename --divert /bin/systemctl.real \
 	--add /bin/systemctl >/dev/null
-cat >"$R/usr/bin/systemctl" <<'SHIM'
-#!/bin/sh
-echo "$*" >>/var/log/systemctl.log
-SHIM
-chmod 0755 "$R/usr/bin/systemctl"
-mkdir -p "$R/run/systemd/system"
-: >"$LOG"
+shim_systemctl
 
 dpkg_ "install $V1: dpkg -i exits 0" dpkg -i "$D1"
 eq "install: systemctl only reloads (enables and starts nothing)" \

@@ -45,6 +45,25 @@ start() {
 		{ cat "$T/build2.log"; bad "make $kind VERSION=$V2" "failed"
 		  finish; exit 1; }
 }
+# inroot ARGS...: runs in the root with a plain environment.
+inroot() {
+	chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive "$@"
+}
+# shim_systemctl: /usr/bin/systemctl in the root (the real one moved
+# aside by the caller) only logs its arguments, and /run/systemd/system
+# says systemd runs; calls prints what was logged since, and forgets it.
+shim_systemctl() {
+	LOG=$R/var/log/systemctl.log
+	cat >"$R/usr/bin/systemctl" <<'SHIM'
+#!/bin/sh
+echo "$*" >>/var/log/systemctl.log
+SHIM
+	chmod 0755 "$R/usr/bin/systemctl"
+	mkdir -p "$R/run/systemd/system"
+	: >"$LOG"
+}
+calls() { tr '\n' ';' <"$LOG"; : >"$LOG"; }
 cleanup() {
 	umount "$R/proc" 2>/dev/null
 	chattr -R -i "$R/var/lib/gpurec" 2>/dev/null

@@ -130,17 +130,8 @@ rpm_() {
 	local rc=$?
 	if [ $rc = 0 ]; then ok "$name"; else bad "$name" "exit $rc: $(cat "$T/rpm.out")"; fi
 }
-inroot() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
-LOG=$R/var/log/systemctl.log
-calls() { tr '\n' ';' <"$LOG"; : >"$LOG"; }
 mv "$R/usr/bin/systemctl" "$R/usr/bin/systemctl.real"
-cat >"$R/usr/bin/systemctl" <<'SHIM'
-#!/bin/sh
-echo "$*" >>/var/log/systemctl.log
-SHIM
-chmod 0755 "$R/usr/bin/systemctl"
-mkdir -p "$R/run/systemd/system"
-: >"$LOG"
+shim_systemctl
 rpm --root "$R" --initdb
 # --nodeps: the root's rpm database knows nothing of its glibc.
 RPM=(rpm --root "$R" --nodeps)
