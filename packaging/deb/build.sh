@@ -5,14 +5,10 @@
 # Writes OUTDIR/gpurec_VERSION_amd64.deb; OUTDIR/deb-root is its tree.
 set -euo pipefail
 
-bin=$1 version=$2 out=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pk=$top/packaging
 . "$pk/meta.sh"
-
-[[ $version =~ ^[0-9][A-Za-z0-9.+~]*$ ]] ||
-	{ echo "build.sh: bad version '$version'" >&2; exit 1; }
-mkdir -p "$out"
+pkg_args "$@"
 root=$out/deb-root
 rm -rf "$root"
 bash "$pk/stage.sh" "$bin" "$root"

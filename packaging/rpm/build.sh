@@ -5,14 +5,10 @@
 # Writes OUTDIR/gpurec-VERSION-1.x86_64.rpm; OUTDIR/rpm holds the rest.
 set -euo pipefail
 
-bin=$1 version=$2 out=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pk=$top/packaging
 . "$pk/meta.sh"
-
-[[ $version =~ ^[0-9][A-Za-z0-9.+~]*$ ]] ||
-	{ echo "build.sh: bad version '$version'" >&2; exit 1; }
-mkdir -p "$out"
+pkg_args "$@"
 out=$(cd "$out" && pwd)
 work=$out/rpm
 rm -rf "$work"
