@@ -19,9 +19,13 @@
  * bpf_get_current_cgroup_id() gives the kernfs id of the task's cgroup v2
  * directory, which is also its inode number in any cgroup2 mount, so the
  * cache walks the mount once and looks ids up by inode.  Cgroups come and
- * go with pods, so a miss walks again, throttled to once a second so that
- * a stream of events from an unknown id cannot turn into a stream of
- * walks.  Entries outlive their cgroups: the point is to name processes,
+ * go with pods, so a miss walks again.  Kernfs hands out ids in rising
+ * order, so an id above every id the last walk saw names a cgroup made
+ * since, and is walked for at once: a pod's process that exits within
+ * a second of another pod's start must still be named.  Any other miss
+ * (a cgroup removed before it was seen, or an id that keeps missing) walks
+ * at most once a second, so that a stream of events from an unknown id
+ * cannot turn into a stream of walks.  Entries outlive their cgroups: the point is to name processes,
  * and their cgroups, that are already gone.
  */
 #include <dirent.h>
@@ -318,6 +322,8 @@ struct gr_cgroups {
 	size_t n;		/* slots used */
 	uint32_t walks;		/* walks begun */
 	int64_t last_ns;	/* CLOCK_MONOTONIC of the last walk */
+	uint64_t max_id;	/* the largest id any walk saw */
+	uint64_t miss_id;	/* the last id a walk did not find */
 	int err;		/* the current walk's first error, -errno */
 };
 
@@ -457,6 +463,8 @@ static void walk_dir(struct gr_cgroups *c, int dfd, char *rel, size_t rlen,
 			close(fd);
 			continue;
 		}
+		if ((uint64_t)st.st_ino > c->max_id)
+			c->max_id = (uint64_t)st.st_ino;
 		rel[rlen] = '/';
 		memcpy(rel + rlen + 1, de->d_name, k + 1);
 		note_err(c, ent_put(c, (uint64_t)st.st_ino, rel));
@@ -593,11 +601,14 @@ int gr_cgroups__path(struct gr_cgroups *c, uint64_t id, char *buf,
 	if (!c || !id)
 		return -ENOENT;
 	e = ent_find(c, id);
-	if (!e && (!c->walks || now_ns() - c->last_ns >= REWALK_NS)) {
+	if (!e && (!c->walks || now_ns() - c->last_ns >= REWALK_NS ||
+		   (id > c->max_id && id != c->miss_id))) {
 		/* A partial walk still fills what it reached; a miss is a
 		 * miss whatever the reason. */
 		(void)cgroups__walk(c);
 		e = ent_find(c, id);
+		if (!e)
+			c->miss_id = id;
 	}
 	if (!e)
 		return -ENOENT;
@@ -606,6 +617,11 @@ int gr_cgroups__path(struct gr_cgroups *c, uint64_t id, char *buf,
 		return -ENAMETOOLONG;
 	memcpy(buf, e->path, n + 1);
 	return 0;
+}
+
+uint32_t gr_cgroups__walks(const struct gr_cgroups *c)
+{
+	return c ? c->walks : 0;
 }
 
 void gr_cgroups__free(struct gr_cgroups *c)

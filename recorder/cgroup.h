@@ -50,10 +50,14 @@ struct gr_cgroups *gr_cgroups__new(void);
 
 /* Fills buf with the path of cgroup id.  Paths are cached, and kept after
  * the cgroup is removed; a miss re-walks the mount (16 levels deep at
- * most), but no more than once a second.  Returns 0, -ENOENT for an id not
- * found, or -ENAMETOOLONG when buf is too small. */
+ * most): at once for an id above every id seen (a cgroup made since the
+ * last walk), else no more than once a second.  Returns 0, -ENOENT for an
+ * id not found, or -ENAMETOOLONG when buf is too small. */
 int gr_cgroups__path(struct gr_cgroups *c, uint64_t id, char *buf,
 		     size_t len);
+
+/* How many walks of the mount c has begun (for tests). */
+uint32_t gr_cgroups__walks(const struct gr_cgroups *c);
 
 /* Frees c; NULL is a no-op. */
 void gr_cgroups__free(struct gr_cgroups *c);

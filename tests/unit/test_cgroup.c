@@ -313,12 +313,23 @@ static int ids_check(const char *mnt, const char *top, const char *pod,
 	rc = rc && gr_cgroups__path(c, pod_id, got, 10) == -ENAMETOOLONG;
 	rc = rc && gr_cgroups__path(c, UINT64_MAX - 7, got, sizeof(got)) ==
 		   -ENOENT;
-	/* A miss within a second of the last walk does not walk again;
-	 * checked only while well inside that second, so as not to flake. */
+	/* A cgroup made after the last walk has a higher id: found at once,
+	 * not a second later (a pod's short-lived process must be named).
+	 * An id that missed does not walk again within the second; checked
+	 * only while well inside that second, so as not to flake. */
 	if (rc && mkdir(late, 0755) == 0) {
-		if (stat(late, &st) == 0 && secs() - t0 < 0.5)
-			rc = gr_cgroups__path(c, (uint64_t)st.st_ino, got,
-					      sizeof(got)) == -ENOENT;
+		uint32_t walks;
+
+		rc = stat(late, &st) == 0 &&
+		     gr_cgroups__path(c, (uint64_t)st.st_ino, got,
+				      sizeof(got)) == 0 &&
+		     strstr(got, "/late") != NULL;
+		t0 = secs();
+		walks = gr_cgroups__walks(c);
+		if (rc && gr_cgroups__path(c, UINT64_MAX - 7, got,
+					   sizeof(got)) == -ENOENT &&
+		    secs() - t0 < 0.5)
+			rc = gr_cgroups__walks(c) == walks;
 		rmdir(late);
 	}
 	gr_cgroups__free(c);
