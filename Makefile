@@ -3,6 +3,8 @@
 # Outputs go under build/: build/gpurec (and build/gpurecd once it exists)
 # are the release binaries; build/asan/ holds the ASan+UBSan build that
 # `make test` runs.  STATIC=1 links everything but glibc statically.
+# libcrypto (OpenSSL 3) is linked dynamically but with STATIC=1, so the
+# host's validated module and FIPS mode apply (docs/security.md).
 
 SHELL   := /bin/bash
 CC      ?= cc
@@ -11,10 +13,12 @@ WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 \
            -Wno-format-nonliteral
 CPPFLAGS += -I. -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS)
-LIBS    := -lsqlite3 -lzstd -lz -lm -lpthread -ldl
+LIBS    := -lsqlite3 -lzstd -lz -lcrypto -lm -lpthread -ldl
 # libuv linked in brings an unused getpwuid_r: wrapped away (recorder/nonss.c).
 NONSS   := -Wl,--wrap=getpwuid_r
 ifeq ($(STATIC),1)
+# libcrypto.a too: such a binary does not use the host's OpenSSL or its
+# FIPS module (docs/security.md).
 LDFLAGS += -static
 RLIBS   := $(NONSS) -lbpf -lelf -l:libuv_a.a $(LIBS) -lstdc++
 else ifeq ($(PKG),1)
@@ -23,9 +27,11 @@ else ifeq ($(PKG),1)
 ALL_CFLAGS += -fstack-protector-strong -fPIE
 CPPFLAGS += -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
 LDFLAGS += -pie -static-libgcc -Wl,-z,relro,-z,now,--as-needed
-LIBS    := -Wl,-Bstatic -lsqlite3 -lzstd -lz -Wl,-Bdynamic -lm -lpthread -ldl
+# libcrypto stays dynamic: the host's OpenSSL, its FIPS module included.
+LIBS    := -Wl,-Bstatic -lsqlite3 -lzstd -lz -Wl,-Bdynamic -lcrypto -lm \
+           -lpthread -ldl
 RLIBS   := $(NONSS) -Wl,-Bstatic -lbpf -lelf -l:libuv_a.a -lsqlite3 -lzstd -lz \
-           -lstdc++ -Wl,-Bdynamic -lm -lpthread -ldl
+           -lstdc++ -Wl,-Bdynamic -lcrypto -lm -lpthread -ldl
 else
 RLIBS   := -lbpf -lelf -luv $(LIBS) -lstdc++
 endif
@@ -39,7 +45,8 @@ B := build
 
 STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/summary.c \
-             store/manifest.c store/verify.c store/sha256.c common/parse.c
+             store/manifest.c store/verify.c store/crypto.c \
+             common/parse.c
 QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
              query/aggregates.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c

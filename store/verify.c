@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "store/codec.h"
-#include "store/sha256.h"
+#include "store/crypto.h"
 #include "store/store.h"
 
 struct vctx {

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "store/codec.h"
-#include "store/sha256.h"
+#include "store/crypto.h"
 #include "store/store.h"
 #include "store/summary.h"
 
