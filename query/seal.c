@@ -140,7 +140,9 @@ int gr_seal_setup__run(const struct gr_seal_setup *s)
 		"only way to check them. gpurecd seals the MANIFEST from its "
 		"next start (systemctl restart gpurecd). To check a recording "
 		"or a copy of it: gpurec verify --data %s --verification-key "
-		"KEY.", s->dir, iv, s->dir) < 0)
+		"KEY. Key, hashes and tags: %s, FIPS mode %s.", s->dir, iv,
+		s->dir, gr_crypto__version(), gr_crypto__fips() ? "on" : "off")
+	    < 0)
 		return EXIT_INTERNAL;
 	print_folded(s->msg, text);
 	free(text);

@@ -414,6 +414,9 @@ int main(int argc, char **argv)
 		      gr_crypto__version(), gr_crypto__error(cerr, sizeof(cerr)));
 		return 2;
 	}
+	/* Which module hashes and seals: for the record (docs/security.md). */
+	logf_("libcrypto: %s (FIPS mode %s)", gr_crypto__version(),
+	      gr_crypto__fips() ? "on" : "off");
 	if (mkdir(d.cfg.data_dir, 0750) < 0 && errno != EEXIST) {
 		logf_("cannot create %s: %s", d.cfg.data_dir, strerror(errno));
 		return 1;
