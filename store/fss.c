@@ -300,7 +300,10 @@ static int parse_line(const char *line, struct gr_fss *f, char **err)
 	return 0;
 }
 
-int gr_fss__load(int dirfd, struct gr_fss **out, char **err)
+/* gr_fss__load and gr_fss__load_readonly: rw asks for a descriptor that
+ * evolve can write through, falling back to read-only where that is all
+ * the file or its medium allows. */
+static int fss_load(int dirfd, int rw, struct gr_fss **out, char **err)
 {
 	char line[LINE_LEN + 2];
 	struct stat pre, st;
@@ -327,8 +330,11 @@ int gr_fss__load(int dirfd, struct gr_fss **out, char **err)
 		set_err(err, GR_FSS_FILE ": not a regular file; refused");
 		return -EINVAL;
 	}
-	fd = openat(dirfd, GR_FSS_FILE, O_RDWR | O_NOFOLLOW | O_NONBLOCK |
-		    O_CLOEXEC);
+	fd = -1;
+	errno = EACCES;
+	if (rw)
+		fd = openat(dirfd, GR_FSS_FILE, O_RDWR | O_NOFOLLOW |
+			    O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
 		/* A read-only copy, or a reader without write access:
 		 * loadable, not evolvable. */
@@ -393,6 +399,16 @@ int gr_fss__load(int dirfd, struct gr_fss **out, char **err)
 	f->writable = writable;
 	*out = f;
 	return 0;
+}
+
+int gr_fss__load(int dirfd, struct gr_fss **out, char **err)
+{
+	return fss_load(dirfd, 1, out, err);
+}
+
+int gr_fss__load_readonly(int dirfd, struct gr_fss **out, char **err)
+{
+	return fss_load(dirfd, 0, out, err);
 }
 
 int64_t gr_fss__epoch(const struct gr_fss *f)

@@ -43,6 +43,11 @@ int gr_fss__setup(int dirfd, int64_t interval_s, int64_t now_ns, int force,
  * or -errno / -EINVAL (malformed) with *err set to a malloc'd reason. */
 int gr_fss__load(int dirfd, struct gr_fss **out, char **err);
 
+/* As gr_fss__load, but opens the file read-only (O_RDONLY), as a verifier
+ * reading evidence should; gr_fss__evolve then returns -EBADF.  (load
+ * itself falls back to read-only where write access is refused.) */
+int gr_fss__load_readonly(int dirfd, struct gr_fss **out, char **err);
+
 /* The epoch whose key f holds, and the epoch real time t (ns) falls in
  * (0 for a time before the start). */
 int64_t gr_fss__epoch(const struct gr_fss *f);

@@ -206,7 +206,16 @@ TEST(evolve_one_way_and_rewrites)
 	CHECK_EQ_STR(gr_fss__id(g), gr_fss__id(f));
 	gr_fss__free(g);
 
-	/* Too far at once. */
+	/* Loaded read-only (a verifier): the same key, no evolve. */
+	CHECK_EQ_INT(gr_fss__load_readonly(d.fd, &g, &err), 0);
+	CHECK_EQ_INT(gr_fss__epoch(g), 3);
+	CHECK_EQ_INT(gr_fss__evolve(g, 4), -EBADF);
+	CHECK_EQ_INT(gr_fss__evolve(g, 2), 0);
+	gr_fss__free(g);
+	CHECK(read_key(&d, text, sizeof(text)) > 0);
+	CHECK_EQ_STR(text, text2);
+
+		/* Too far at once. */
 	CHECK_EQ_INT(gr_fss__evolve(f, 4 + GR_FSS_WALK_MAX), -ERANGE);
 	CHECK_EQ_INT(gr_fss__epoch(f), 3);
 	gr_fss__free(f);
