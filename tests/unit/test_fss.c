@@ -554,6 +554,79 @@ TEST(vkey_parse)
 	free(err);
 }
 
+/* Every one-byte change of a key file is refused by load, or loads as a
+ * key the verification key does not own; every one-byte change of the
+ * verification key (but a hex digit's case) fails to parse or owns
+ * nothing. */
+TEST(one_byte_changes)
+{
+	static const char subst[] = "0179afAF- xz\n";
+	struct dir d;
+	struct gr_fss *f = NULL;
+	struct gr_fss_vkey *v = NULL;
+	char vkey[GR_FSS_VKEY_MAX], good[512], bad[512], *err = NULL;
+	int loaded = 0, refused = 0, parsed = 0;
+	size_t n;
+
+	CHECK_EQ_INT(dir__make(&d), 0);
+	CHECK_EQ_INT(gr_fss__setup(d.fd, IV, T0, 0, (uid_t)-1, (gid_t)-1,
+				   vkey), 0);
+	CHECK_EQ_INT(gr_fss__load(d.fd, &f, &err), 0);
+	CHECK_EQ_INT(gr_fss__evolve(f, 7), 0);
+	gr_fss__free(f);
+	CHECK(read_key(&d, good, sizeof(good)) > 0);
+	CHECK_EQ_INT(gr_fss_vkey__parse(vkey, &v, &err), 0);
+	n = strlen(good);
+	for (size_t i = 0; i < n; i++) {
+		for (const char *c = subst; *c; c++) {
+			if (*c == good[i])
+				continue;
+			strcpy(bad, good);
+			bad[i] = *c;
+			CHECK_EQ_INT(unlinkat(d.fd, GR_FSS_FILE, 0), 0);
+			CHECK_EQ_INT(write_key(&d, bad), 0);
+			f = NULL;
+			if (gr_fss__load(d.fd, &f, &err) == 0) {
+				loaded++;
+				CHECK_EQ_INT(gr_fss_vkey__owns(v, f), 0);
+				gr_fss__free(f);
+			} else {
+				refused++;
+				free(err);
+				err = NULL;
+			}
+		}
+	}
+	CHECK(loaded > 0 && refused > 0);
+	CHECK_EQ_INT(unlinkat(d.fd, GR_FSS_FILE, 0), 0);
+	CHECK_EQ_INT(write_key(&d, good), 0);
+	CHECK_EQ_INT(gr_fss__load(d.fd, &f, &err), 0);
+	CHECK_EQ_INT(gr_fss_vkey__owns(v, f), 1);
+	gr_fss_vkey__free(v);
+
+	n = strlen(vkey);
+	for (size_t i = 0; i < n; i++) {
+		for (const char *c = subst; *c; c++) {
+			if ((*c | 0x20) == (vkey[i] | 0x20))
+				continue;
+			strcpy(bad, vkey);
+			bad[i] = *c;
+			v = NULL;
+			if (gr_fss_vkey__parse(bad, &v, &err) == 0) {
+				parsed++;
+				CHECK_EQ_INT(gr_fss_vkey__owns(v, f), 0);
+				gr_fss_vkey__free(v);
+			} else {
+				free(err);
+				err = NULL;
+			}
+		}
+	}
+	CHECK(parsed > 0);
+	gr_fss__free(f);
+	dir__remove(&d);
+}
+
 TEST_MAIN(
 	TEST_ENTRY(setup_load_round_trip)
 	TEST_ENTRY(no_key_file)
@@ -564,4 +637,5 @@ TEST_MAIN(
 	TEST_ENTRY(malformed_refused)
 	TEST_ENTRY(links_refused)
 	TEST_ENTRY(vkey_parse)
+	TEST_ENTRY(one_byte_changes)
 )
