@@ -54,7 +54,7 @@
 #define VKEY_PREFIX "gpurec-fss1-"
 
 struct gr_fss {
-	int fd;			/* fss.key, O_RDWR (or O_RDONLY: no evolve) */
+	int fd;		/* fss.key, O_RDWR (or O_RDONLY: no evolve) */
 	int writable;		/* fd was opened for writing */
 	int64_t start_ns;	/* epoch 0 begins, CLOCK_REALTIME */
 	int64_t interval_ns;	/* an epoch's length, > 0 */

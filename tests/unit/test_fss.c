@@ -104,8 +104,9 @@ TEST(setup_load_round_trip)
 	/* The temporary name is gone. */
 	CHECK(fstatat(d.fd, GR_FSS_FILE ".tmp", &st, 0) < 0 && errno == ENOENT);
 	CHECK(read_key(&d, text, sizeof(text)) > 0);
-	snprintf(want, sizeof(want), "gpurec-fss 1 start=%019lld interval=%019lld "
-		 "epoch=%019d key=", 1764000000LL * NS, IV * NS, 0);
+	snprintf(want, sizeof(want), "gpurec-fss 1 start=%019lld "
+		 "interval=%019lld epoch=%019d key=", 1764000000LL * NS,
+		 IV * NS, 0);
 	CHECK(strncmp(text, want, strlen(want)) == 0);
 	/* Epoch 0's key is the seed. */
 	CHECK(strncmp(text + strlen(want), vkey + 12, 64) == 0);
@@ -224,7 +225,8 @@ TEST(evolve_one_way_and_rewrites)
 
 TEST(vkey_tags_every_epoch)
 {
-	static const char msg[] = "seal 20251124T000000Z.seg sha256=ab lh=- epoch=";
+	static const char msg[] =
+		"seal 20251124T000000Z.seg sha256=ab lh=- epoch=";
 	struct dir d;
 	struct gr_fss *f = NULL;
 	struct gr_fss_vkey *v = NULL;
