@@ -7,8 +7,8 @@
  * `default_properties = fips=yes` the fetch returns the validated
  * implementation or fails; it never silently falls back.  Fetching once
  * also spares every hash the implicit fetch EVP_sha256() costs in 3.x.
- * The fetched objects live for the process; libcrypto's own exit handler
- * releases its library context.
+ * The fetched objects live as long as the process, and libcrypto is told
+ * not to free its library context at exit (OPENSSL_INIT_NO_ATEXIT).
  *
  * Every libcrypto failure is turned into -EIO (or -ENOMEM for a context
  * that cannot be allocated) and leaves its reason on libcrypto's error
@@ -42,7 +42,12 @@ static void init_run(void)
 {
 	unsigned char b;
 
-	if (!OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL))
+	/* No exit handler: libcrypto's would free the library context
+	 * under the algorithms cached here, and a hash in a later exit
+	 * handler (a writer sealing on the way out) would use freed memory.
+	 * The process's end releases everything anyway. */
+	if (!OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG |
+				 OPENSSL_INIT_NO_ATEXIT, NULL))
 		return;
 	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
 	hmac_mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
