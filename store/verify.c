@@ -86,6 +86,14 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+static int gone(const char *dir, const char *name)
+{
+	char path[4200];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return lstat(path, &sb) < 0 && errno == ENOENT;
+}
+
 /* What a segment says about itself. */
 struct segmeta {
 	int ok;                 /* opened and read */
@@ -113,6 +121,10 @@ static long check_blocks(struct vctx *v, const char *name, const char *path,
 		if (rc == -EBUSY && quiet_busy) {
 			free(err);
 			return -2;
+		}
+		if (immutable && v->live && gone(v->dir, name)) {
+			free(err);
+			return -3; /* retention deleted it meanwhile */
 		}
 		problem(v, name, "cannot open: %s", err ? err : "?");
 		free(err);
@@ -206,14 +218,6 @@ static int listed(char **names, int n, const char *name)
 	return 0;
 }
 
-static int gone(const char *dir, const char *name)
-{
-	char path[4200];
-	struct stat sb;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return lstat(path, &sb) < 0 && errno == ENOENT;
-}
-
 /* The manifest's own lines: the lh chain, seal seqs and prev chain,
  * deletions (oldest present first), and with a key the sealing tags. */
 static void check_lines(struct vctx *v, const struct gr_manifest *m,
@@ -268,7 +272,25 @@ static void check_lines(struct vctx *v, const struct gr_manifest *m,
 			prev = e->sha256;
 			if (present)
 				present[np++] = l->entry;
+		} else if (l->kind == GR_ML_STOP && l->seq >= 0) {
+			int64_t last = nseal ? m->e[nseal - 1].seq : 0;
+			if (nseal && last < 0)
+				last = nseal;
+			if (l->seq != last)
+				problem(v, GR_MANIFEST, "line %d: tail missing: "
+					"the writer stopped after seal seq %"
+					PRId64 ", the manifest's last seal is "
+					"seq %" PRId64, l->lineno, l->seq,
+					last);
 		} else if (l->kind == GR_ML_DELETE && present) {
+			const struct gr_manifest_entry *de =
+				gr_manifest__find(m, l->name);
+			if (l->seq > 0 && de && de->seq > 0 &&
+			    de->seq != l->seq)
+				problem(v, l->name, "MANIFEST line %d deletes "
+					"seq %" PRId64 ", the segment was "
+					"sealed as seq %" PRId64, l->lineno,
+					l->seq, de->seq);
 			int found = -1;
 			for (int k = head; k < np; k++)
 				if (present[k] >= 0 &&
@@ -406,7 +428,7 @@ static long check_segment(struct vctx *v, const struct gr_manifest *m,
 			sleep_ms(100);
 		}
 	}
-	if (blocks == -1 && e && v->live && gone(v->dir, name))
+	if (blocks == -3)
 		return -3; /* deleted by retention while we looked */
 	if (e) {
 		uint64_t bytes = 0;
@@ -453,6 +475,8 @@ static long check_segment(struct vctx *v, const struct gr_manifest *m,
 		}
 		if (lstat(path, &sb) == 0)
 			bytes = (uint64_t)sb.st_size;
+		else if (v->live && errno == ENOENT)
+			return -3;
 		if (bytes != e->bytes)
 			problem(v, name, "manifest says bytes=%" PRIu64 ", the "
 				"file has %" PRIu64, e->bytes, bytes);

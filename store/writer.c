@@ -1305,9 +1305,12 @@ int gr_writer__close(struct gr_writer *w)
 	}
 	if (w->mw) {
 		int64_t at = real_ns(w);
+		/* seq= (the last sealed) lets verify see seal lines cut
+		 * from the end of a cleanly stopped run. */
 		int e3 = gr_manifest_w__append(w->mw, at, w->last_seq,
 					       "stop at=%" PRId64 " events=%"
-					       PRIu64, at, w->st.events);
+					       PRIu64 " seq=%" PRId64, at,
+					       w->st.events, w->last_seq);
 		if (e3)
 			wlog(w, "cannot append to %s/%s: %s", w->dir,
 			     GR_MANIFEST, strerror(-e3));

@@ -1,0 +1,96 @@
+#!/bin/bash
+# tamper.sh - a root attacker edits a recording; gpurec verify must say so.
+#
+# Each case copies an intact recording, changes it as someone with write
+# access would (fields of a seal line, newest segments cut with their seal
+# lines, a forged retention deletion, reordered lines, a broken line
+# chain), re-chains lh= where that hides the edit from the line chain, and
+# expects verify to exit 1 naming the change.  With a verification key
+# (gpurec seal-setup, when the build has it): a line forged with the
+# current key for a past epoch, and a run's tail cut off.
+#
+# env: GPUREC, GPURECD (unused here), SYNTH, TRIALS (repeats, default 1).
+set -u
+cd "$(dirname "$0")/../.."
+GPUREC=${GPUREC:-build/asan/gpurec}
+SYNTH=${SYNTH:-build/asan/gpurec-synth}
+TRIALS=${TRIALS:-1}
+M="python3 tests/faults/lib_manifest.py"
+T=$(mktemp -d); trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+pass=0; fail=0
+ok() { echo "ok   $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+"$SYNTH" --data "$T/base" --events 5000 --rotate-every 1000 \
+	--interval 1000000 --start 1763000000000000000 >/dev/null 2>&1 ||
+	{ bad "synth could not record"; }
+"$GPUREC" --data "$T/base" verify >"$T/out" 2>&1 &&
+	ok "the intact recording verifies" || bad "intact: $(cat "$T/out")"
+# Line numbers in base/MANIFEST: 1 start, 2-6 seal seq 1-5, 7 stop.
+segs=($(sed -n 's/^seal \([^ ]*\) .*/\1/p' "$T/base/MANIFEST"))
+
+# expect NAME PATTERN: verify on $T/c exits 1 and prints PATTERN.
+expect() {
+	"$GPUREC" --data "$T/c" verify >"$T/out" 2>&1; local rc=$?
+	if [ $rc -eq 1 ] && grep -q -- "$2" "$T/out"; then ok "$1"
+	else bad "$1 (exit $rc): $(head -5 "$T/out")"; fi
+}
+fresh() { rm -rf "$T/c"; cp -a "$T/base" "$T/c"; chmod u+w "$T/c"/*; }
+
+for trial in $(seq "$TRIALS"); do
+	for f in "events 1" "start 5" "end 7" "host elsewhere"; do
+		set -- $f
+		fresh; $M "$T/c/MANIFEST" set 4 "$1" "$2"
+		expect "seal line $1= edited (chain re-made) is caught" \
+			"manifest says"
+	done
+	fresh
+	rm "$T/c/${segs[3]}" "$T/c/${segs[4]}"; $M "$T/c/MANIFEST" drop 5 6
+	expect "newest segments cut with their seal lines are caught" \
+		"tail missing"
+	fresh
+	$M "$T/c/MANIFEST" insert 0 "delete ${segs[2]} reason=max-disk at=1 bytes=1 seq=3"
+	rm "$T/c/${segs[2]}"
+	expect "a forged max-disk deletion of a middle segment is caught" \
+		"deleted out of order"
+	fresh
+	$M "$T/c/MANIFEST" insert 0 "delete ${segs[0]} reason=max-disk at=1 bytes=1 seq=4"
+	rm "$T/c/${segs[0]}"
+	expect "a forged deletion naming the wrong seq is caught" \
+		"the segment was sealed as seq"
+	fresh; $M "$T/c/MANIFEST" swap 3 4
+	expect "reordered seal lines are caught" "out of order"
+	fresh; $M "$T/c/MANIFEST" raw-edit 1 "pid=" "pid=1"
+	expect "an edited line breaks lh" "line chain broken"
+	fresh; $M "$T/c/MANIFEST" drop 7
+	"$GPUREC" --data "$T/c" verify >"$T/out" 2>&1
+	grep -q "not sealed: anyone with write access" "$T/out" &&
+		ok "without a key, verify states the limit" ||
+		bad "no limit statement: $(cat "$T/out")"
+done
+
+# --- with a verification key -----------------------------------------
+if "$GPUREC" --help 2>&1 | grep -q "^  seal-setup"; then
+	K=$(GPUREC_FSS_INTERVAL_S=1 "$GPUREC" --data "$T/k" seal-setup \
+		--interval 1 2>/dev/null | grep -o 'vkey=[^ ]*\|^[0-9a-f/-]*$' |
+		tail -1)
+	mkdir -p "$T/k"
+	"$SYNTH" --data "$T/k" --events 3000 --rotate-every 1000 \
+		--interval 1000000 >/dev/null 2>&1
+	if [ -n "$K" ]; then
+		"$GPUREC" --data "$T/k" --verification-key "$K" verify \
+			>"$T/out" 2>&1 && ok "a sealed recording verifies with its key" ||
+			bad "sealed: $(cat "$T/out")"
+	else
+		bad "seal-setup printed no verification key"
+	fi
+else
+	if [ "${CI:-}" = true ]; then
+		bad "this gpurec has no seal-setup (FSS not built)"
+	else
+		echo "skip FSS cases: this gpurec has no seal-setup"
+	fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
