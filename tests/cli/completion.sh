@@ -88,7 +88,7 @@ checks() {
 	eq "${L}gpurec report top-kernels --r<TAB>" "$(comp gpurec report top-kernels --r)" \
 		"--raw"
 	eq "${L}gpurec verify -<TAB>" "$(comp gpurec verify -)" \
-		"--data --format --help --host --pid --since --until --verbose --version -v"
+		"--data --format --help --host --pid --since --until --verbose --verification-key --version -v"
 	eq "${L}gpurec export --f<TAB>" "$(comp gpurec export --f)" "--force --format"
 
 	eq "${L}gpurec --data <TAB>: directories" "$(comp gpurec --data "$T/d/re")" \
