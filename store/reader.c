@@ -460,11 +460,18 @@ int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
 	return 1;
 }
 
+/* By directory, then seq: sealed segments in their manifest order, then
+ * the others by name (a directory has at most one open segment).  Names
+ * are wall-clock times and go backwards after a clock step; seq does not. */
 static int cmp_seg(const void *a, const void *b)
 {
 	const struct gr_catalog_seg *x = a, *y = b;
 	if (x->dir != y->dir)
 		return x->dir < y->dir ? -1 : 1;
+	if (!x->m != !y->m)
+		return x->m ? -1 : 1;
+	if (x->m && x->m != y->m)
+		return x->m < y->m ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -527,8 +534,6 @@ int gr_catalog__open(struct gr_catalog *c, char *const *dirs, int ndirs,
 			return rc;
 		}
 	}
-	if (c->nsegs)
-		qsort(c->segs, (size_t)c->nsegs, sizeof(*c->segs), cmp_seg);
 	for (int i = 0; i < c->nsegs; i++) {
 		struct gr_catalog_seg *sg = &c->segs[i];
 		sg->m = gr_manifest__find(&c->manifests[sg->dir], sg->name);
@@ -538,6 +543,8 @@ int gr_catalog__open(struct gr_catalog *c, char *const *dirs, int ndirs,
 			sg->end_ts = sg->m->end_ts;
 		}
 	}
+	if (c->nsegs)
+		qsort(c->segs, (size_t)c->nsegs, sizeof(*c->segs), cmp_seg);
 	return 0;
 nomem:
 	*err = fmt_err("out of memory");

@@ -255,7 +255,7 @@ struct gr_catalog {
 	int ndirs;
 	char **dirs;
 	struct gr_manifest *manifests; /* one per dir */
-	struct gr_catalog_seg *segs;   /* by dir, then name (= time) */
+	struct gr_catalog_seg *segs;   /* by dir, then seq (manifest order) */
 	int nsegs;
 };
 
