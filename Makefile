@@ -3,6 +3,8 @@
 # Outputs go under build/: build/gpurec (and build/gpurecd once it exists)
 # are the release binaries; build/asan/ holds the ASan+UBSan build that
 # `make test` runs.  STATIC=1 links everything but glibc statically.
+# libcrypto (OpenSSL 3) is linked dynamically but with STATIC=1, so the
+# host's validated module and FIPS mode apply (docs/security.md).
 
 SHELL   := /bin/bash
 CC      ?= cc
@@ -11,10 +13,12 @@ WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 \
            -Wno-format-nonliteral
 CPPFLAGS += -I. -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS)
-LIBS    := -lsqlite3 -lzstd -lz -lm -lpthread -ldl
+LIBS    := -lsqlite3 -lzstd -lz -lcrypto -lm -lpthread -ldl
 # libuv linked in brings an unused getpwuid_r: wrapped away (recorder/nonss.c).
 NONSS   := -Wl,--wrap=getpwuid_r
 ifeq ($(STATIC),1)
+# libcrypto.a too: such a binary does not use the host's OpenSSL or its
+# FIPS module (docs/security.md).
 LDFLAGS += -static
 RLIBS   := $(NONSS) -lbpf -lelf -l:libuv_a.a $(LIBS) -lstdc++
 else ifeq ($(PKG),1)
@@ -23,9 +27,11 @@ else ifeq ($(PKG),1)
 ALL_CFLAGS += -fstack-protector-strong -fPIE
 CPPFLAGS += -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
 LDFLAGS += -pie -static-libgcc -Wl,-z,relro,-z,now,--as-needed
-LIBS    := -Wl,-Bstatic -lsqlite3 -lzstd -lz -Wl,-Bdynamic -lm -lpthread -ldl
+# libcrypto stays dynamic: the host's OpenSSL, its FIPS module included.
+LIBS    := -Wl,-Bstatic -lsqlite3 -lzstd -lz -Wl,-Bdynamic -lcrypto -lm \
+           -lpthread -ldl
 RLIBS   := $(NONSS) -Wl,-Bstatic -lbpf -lelf -l:libuv_a.a -lsqlite3 -lzstd -lz \
-           -lstdc++ -Wl,-Bdynamic -lm -lpthread -ldl
+           -lstdc++ -Wl,-Bdynamic -lcrypto -lm -lpthread -ldl
 else
 RLIBS   := -lbpf -lelf -luv $(LIBS) -lstdc++
 endif
@@ -39,11 +45,12 @@ B := build
 
 STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/summary.c \
-             store/manifest.c store/verify.c store/sha256.c store/fss.c \
+             store/manifest.c store/verify.c store/crypto.c store/fss.c \
              store/walview.c common/parse.c
 QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
              query/aggregates.c \
-             query/report.c query/cuda_errors.c query/status.c query/export.c
+             query/report.c query/cuda_errors.c query/status.c query/export.c \
+             query/seal.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
 SYNTH_SRC := bench/synth.c bench/synth_nccl.c
@@ -133,6 +140,7 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
+	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
 	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/daemon.sh
 # Man pages, shipped config and completion, checked against both programs.
@@ -287,7 +295,8 @@ help:
 	@echo "             host load for a few seconds, then query it with gpurec"
 	@echo "make store-demo  a synthetic recording made by the store, queried"
 	@echo "make docs    regenerate docs/schema.md from the schema"
-	@echo "make STATIC=1  link statically (for the GPU machine, packages)"
+	@echo "make STATIC=1  link statically (for the GPU machine; libcrypto"
+	@echo "             too: not the host's FIPS module)"
 	@echo "make deb, make rpm  the packages, in build/pkg (VERSION=x.y.z"
 	@echo "             overrides the version; docs/packaging.md)"
 	@echo "make pkg-test  (root) lintian, rpmlint, install/upgrade/purge"

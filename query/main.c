@@ -5,7 +5,8 @@
  * Exit status is the product contract: 0 success, 1 a user error (bad SQL,
  * bad option, no data) with one line on stderr naming it, 2 an internal
  * failure.  gpurec never loads BPF and never writes to the data
- * directory: segments are opened read-only (sealed ones immutable).
+ * directory: segments are opened read-only (sealed ones immutable).  The
+ * one exception is seal-setup, which creates DIR/fss.key (query/seal.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +24,7 @@
 #include "query/export.h"
 #include "query/output.h"
 #include "query/report.h"
+#include "query/seal.h"
 #include "query/status.h"
 #include "query/sumtab.h"
 #include "query/vtab.h"
@@ -43,7 +45,9 @@ struct opts {
 	const char *format_arg; /* --format as given: export has its own */
 	int format_set;
 	const char *output;   /* -o, --output: export's file or directory */
-	int force;            /* --force: export may replace files */
+	int force;            /* --force: export may replace files,
+				 seal-setup an existing key */
+	const char *interval; /* seal-setup --interval, as given */
 	int has_pid;
 	int raw;              /* report --raw: from raw events */
 	int64_t pid;
@@ -757,6 +761,28 @@ static int cmd_export(struct opts *o)
 	return rc;
 }
 
+static int cmd_seal_setup(struct opts *o)
+{
+	struct gr_seal_setup s = { .force = o->force, .out = stdout,
+				   .msg = stderr };
+	struct timespec ts;
+	int64_t iv = (int64_t)GR_FSS_DEFAULT_INTERVAL_S * 1000000000;
+
+	if (o->argc)
+		die_user("seal-setup takes no arguments");
+	if (o->ndata != 1)
+		die_user("seal-setup takes one --data directory");
+	if (o->interval && (gr_parse_duration_ns(o->interval, &iv) ||
+			    iv % 1000000000 || iv < 1000000000))
+		die_user("bad --interval '%s': expected whole seconds, at least "
+			 "1s (15m, 1h, 900)", o->interval);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s.dir = o->data[0];
+	s.interval_s = iv / 1000000000;
+	s.now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return gr_seal_setup__run(&s);
+}
+
 struct command {
 	const char *name;
 	int (*fn)(struct opts *o);
@@ -778,13 +804,15 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "-o PATH [TABLE...]",
 	  "decoded data for other tools: --format perfetto, csv, jsonl or "
 	  "sqlite" },
+	{ "seal-setup", cmd_seal_setup, "",
+	  "install a forward-secure sealing key; print the verification key" },
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpurec [OPTIONS] COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-7s %-18s %s\n", commands[i].name,
+		fprintf(f, "  %-10s %-18s %s\n", commands[i].name,
 			commands[i].args, commands[i].summary);
 	fprintf(f,
 		"\noptions (before or after the command):\n"
@@ -807,7 +835,10 @@ static void usage(FILE *f)
 		"of TABLE.csv\n"
 		"                   or TABLE.jsonl; a file for one table; - is "
 		"stdout)\n"
-		"  --force          export: replace files that exist\n"
+		"  --force          export: replace files that exist; "
+		"seal-setup: replace the key\n"
+		"  --interval D     seal-setup: a new sealing key every D "
+		"(default 15m)\n"
 		"  --param K=V      report: set one of its parameters "
 		"(repeatable)\n"
 		"  --raw            report: answer from raw events, not the "
@@ -836,6 +867,7 @@ int main(int argc, char **argv)
 		{ "raw", no_argument, NULL, 'R' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "interval", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "verification-key", required_argument, NULL, 'K' },
@@ -869,6 +901,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			o.force = 1;
+			break;
+		case 'I':
+			o.interval = optarg;
 			break;
 		case 'p': {
 			char *end;
@@ -924,6 +959,7 @@ int main(int argc, char **argv)
 	}
 	const char *name = argv[optind];
 	int exporting = strcmp(name, "export") == 0;
+	int sealing = strcmp(name, "seal-setup") == 0;
 	if (!o.ndata)
 		o.data[o.ndata++] = DEFAULT_DATA;
 	/* export names its own formats (cmd_export checks them). */
@@ -940,9 +976,14 @@ int main(int argc, char **argv)
 			if (o.vkey && strcmp(name, "verify") != 0)
 				die_user("--verification-key applies to verify "
 					 "only");
-			if (!exporting && (o.output || o.force))
-				die_user("%s applies to export only",
-					 o.output ? "-o" : "--force");
+			if (!exporting && o.output)
+				die_user("-o applies to export only");
+			if (!exporting && !sealing && o.force)
+				die_user("--force applies to export and "
+					 "seal-setup only");
+			if (!sealing && o.interval)
+				die_user("--interval applies to seal-setup "
+					 "only");
 			int rc = commands[i].fn(&o);
 			free(o.data);
 			free(o.params);

@@ -15,7 +15,8 @@
  * gpurecd opens no network socket: sd_notify uses an AF_UNIX datagram.
  * Once the probes are attached it sandboxes itself (recorder/sandbox.c):
  * no_new_privs, capabilities cut to what discovery needs, and a seccomp
- * filter that refuses every socket but AF_UNIX.  It resolves no names
+ * filter that refuses every socket but AF_UNIX (libcrypto, which it
+ * hashes and seals with, is initialised before).  It resolves no names
  * either: nothing here calls getpw*, getgr*, getaddrinfo or anything else
  * that goes through NSS (which could reach LDAP or DNS); a test checks
  * the binary's symbols (tests/host/sandbox.sh).
@@ -42,6 +43,7 @@
 #include "recorder/cuda.h"
 #include "recorder/host.h"
 #include "recorder/sandbox.h"
+#include "store/crypto.h"
 #include "store/store.h"
 
 #include "common/version.h"
@@ -401,6 +403,20 @@ int main(int argc, char **argv)
 		.segment_age_ns = d.cfg.segment_age_ns,
 		.log = store_log,
 	};
+	/* libcrypto loads its configuration and providers (the FIPS module
+	 * where the host's openssl.cnf names it) and seeds its DRBG now:
+	 * the sandbox comes later, and the store hashes and seals with it.
+	 * A recorder that cannot hash its evidence does not start. */
+	if (gr_crypto__init()) {
+		char cerr[256];
+
+		logf_("cannot initialise libcrypto (%s): %s",
+		      gr_crypto__version(), gr_crypto__error(cerr, sizeof(cerr)));
+		return 2;
+	}
+	/* Which module hashes and seals: for the record (docs/security.md). */
+	logf_("libcrypto: %s (FIPS mode %s)", gr_crypto__version(),
+	      gr_crypto__fips() ? "on" : "off");
 	if (mkdir(d.cfg.data_dir, 0750) < 0 && errno != EEXIST) {
 		logf_("cannot create %s: %s", d.cfg.data_dir, strerror(errno));
 		return 1;

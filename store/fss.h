@@ -23,6 +23,10 @@
 #define GR_FSS_TAG_HEX 64          /* a tag: HMAC-SHA-256 as hex */
 #define GR_FSS_VKEY_MAX 160        /* the verification key's text, with NUL */
 #define GR_FSS_DEFAULT_INTERVAL_S (15 * 60)
+/* The most epochs one evolve or one verifier tag walks forward (a hash
+ * each): an epoch read from a hostile MANIFEST costs at most this.  At the
+ * default interval it is centuries; at 1 s, half a year. */
+#define GR_FSS_WALK_MAX (1LL << 24)
 
 /* The sealing side: the key of one epoch, as held by the recorder. */
 struct gr_fss;
@@ -39,19 +43,31 @@ int gr_fss__setup(int dirfd, int64_t interval_s, int64_t now_ns, int force,
  * or -errno / -EINVAL (malformed) with *err set to a malloc'd reason. */
 int gr_fss__load(int dirfd, struct gr_fss **out, char **err);
 
-/* The epoch whose key f holds, and the epoch real time t (ns) falls in. */
+/* As gr_fss__load, but opens the file read-only (O_RDONLY), as a verifier
+ * reading evidence should; gr_fss__evolve then returns -EBADF.  (load
+ * itself falls back to read-only where write access is refused.) */
+int gr_fss__load_readonly(int dirfd, struct gr_fss **out, char **err);
+
+/* The epoch whose key f holds, and the epoch real time t (ns) falls in
+ * (0 for a time before the start). */
 int64_t gr_fss__epoch(const struct gr_fss *f);
 int64_t gr_fss__epoch_at(const struct gr_fss *f, int64_t t_ns);
 
-/* Moves f forward to epoch to (>= its epoch; a no-op when equal),
- * rewriting fss.key in place and fsyncing it, so the old key is gone.
- * Returns 0 or -errno (f is then unchanged). */
+/* Moves f forward to epoch to, rewriting fss.key in place and fsyncing
+ * it, so the old key is gone.  A no-op returning 0 when to <= its epoch
+ * (keys never move back; a clock stepped back leaves the key where it is).
+ * Returns 0 or -errno (f is then unchanged): -ERANGE beyond
+ * GR_FSS_WALK_MAX epochs at once, -EBADF when loaded read-only. */
 int gr_fss__evolve(struct gr_fss *f, int64_t to);
 
 /* Writes the tag of msg (n bytes) under f's current key, as 64 lowercase
  * hex digits and a NUL.  Returns 0 or -EIO (libcrypto failed). */
 int gr_fss__tag(const struct gr_fss *f, const void *msg, size_t n,
 		char hex[GR_FSS_TAG_HEX + 1]);
+
+/* The setup's id (16 hex digits, the same in every epoch): a short hash
+ * of the seed, so a key file can be matched to its verification key. */
+const char *gr_fss__id(const struct gr_fss *f);
 
 /* Wipes and frees f; NULL is a no-op. */
 void gr_fss__free(struct gr_fss *f);
@@ -68,7 +84,8 @@ int64_t gr_fss_vkey__epoch_at(const struct gr_fss_vkey *v, int64_t t_ns);
 
 /* Writes the tag msg should carry in epoch e (>= 0).  Derivation walks
  * forward from the last epoch asked for, so ascending epochs cost one
- * hash each.  Returns 0, -EINVAL (e < 0) or -EIO. */
+ * hash each.  Returns 0, -EINVAL (e < 0), -ERANGE (more than
+ * GR_FSS_WALK_MAX epochs to walk) or -EIO. */
 int gr_fss_vkey__tag(struct gr_fss_vkey *v, int64_t e, const void *msg,
 		     size_t n, char hex[GR_FSS_TAG_HEX + 1]);
 
@@ -76,6 +93,9 @@ int gr_fss_vkey__tag(struct gr_fss_vkey *v, int64_t e, const void *msg,
  * epoch (1), or not (0): the host's key belongs to this verification key
  * and has not been moved back. */
 int gr_fss_vkey__owns(struct gr_fss_vkey *v, const struct gr_fss *f);
+
+/* The setup's id the verification key derives (as gr_fss__id). */
+const char *gr_fss_vkey__id(const struct gr_fss_vkey *v);
 
 void gr_fss_vkey__free(struct gr_fss_vkey *v);
 

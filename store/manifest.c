@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "store/fss.h"
-#include "store/sha256.h"
+#include "store/crypto.h"
 #include "store/store.h"
 
 #define LINE_MAX_BYTES 4096
@@ -72,14 +72,18 @@ static int is_hex64(const char *s)
 	return 1;
 }
 
-static void sha_hex(const void *p, size_t n, char hex[65])
+/* The SHA-256 of n bytes as hex; "" if libcrypto failed (a line whose
+ * hash is "" never matches an lh=, so the failure shows). */
+static int sha_hex(const void *p, size_t n, char hex[65])
 {
-	struct gr_sha256 c;
 	uint8_t d[32];
-	gr_sha256__init(&c);
-	gr_sha256__update(&c, p, n);
-	gr_sha256__final(&c, d);
+	int err = gr_sha256(p, n, d);
+	if (err) {
+		hex[0] = 0;
+		return err;
+	}
 	gr_hex(d, 32, hex);
+	return 0;
 }
 
 /* Fills l from its text; returns 0, or -1 when the line does not parse
@@ -441,7 +445,8 @@ static int put_line(struct gr_manifest_w *mw, const char *line, size_t len)
 		return err;
 	}
 	mw->size += (off_t)len;
-	sha_hex(line, len, mw->last_sha);
+	if (sha_hex(line, len, mw->last_sha))
+		mlog(mw, "%s: cannot hash the line just written", GR_MANIFEST);
 	mw->lines++;
 	return 0;
 }

@@ -37,8 +37,8 @@
 #include <unistd.h>
 
 #include "store/codec.h"
+#include "store/crypto.h"
 #include "store/fss.h"
-#include "store/sha256.h"
 #include "store/store.h"
 
 struct vctx {
@@ -376,7 +376,7 @@ static void check_tags(struct vctx *v, const struct gr_manifest *m)
 	int dfd = open(v->dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	struct gr_fss *f = NULL;
 	char *err = NULL;
-	int rc = dfd < 0 ? -errno : gr_fss__load(dfd, &f, &err);
+	int rc = dfd < 0 ? -errno : gr_fss__load_readonly(dfd, &f, &err);
 	if (dfd >= 0)
 		close(dfd);
 	if (rc == -ENOENT) {

@@ -41,7 +41,7 @@
 
 #include "common/version.h"
 #include "store/codec.h"
-#include "store/sha256.h"
+#include "store/crypto.h"
 #include "store/store.h"
 #include "store/summary.h"
 

@@ -24,6 +24,14 @@ install -D -m 0644 "$pk/deb/lintian-overrides" \
 # The control area.
 glibc=$(bash "$pk/glibc-floor.sh" "$root/usr/sbin/gpurecd" \
 	"$root/usr/bin/gpurec")
+# libcrypto (OpenSSL 3) is the one library linked dynamically but glibc's,
+# so that the host's OpenSSL and its FIPS module apply (docs/security.md):
+# libssl3 carries it (libssl3t64 since Debian 13 and Ubuntu 24.04), at the
+# newest OPENSSL_ symbol version the binaries need.
+ossl=$(objdump -T "$root/usr/sbin/gpurecd" "$root/usr/bin/gpurec" |
+	grep -o 'OPENSSL_[0-9][0-9.]*' | sed 's/OPENSSL_//' | sort -uV | tail -n1)
+[ -n "$ossl" ] || { echo "build.sh: the binaries import no OPENSSL_ symbol" \
+			"(built with STATIC=1?)" >&2; exit 1; }
 size=$(du -sk --apparent-size "$root" | cut -f1)
 ctl=$root/DEBIAN
 install -d -m 0755 "$ctl"
@@ -33,7 +41,8 @@ install -d -m 0755 "$ctl"
 	echo "Architecture: amd64"
 	echo "Maintainer: $PKG_MAINTAINER"
 	echo "Installed-Size: $size"
-	echo "Depends: libc6 (>= $glibc), systemd | passwd"
+	echo "Depends: libc6 (>= $glibc), libssl3 (>= $ossl) | libssl3t64," \
+	     "systemd | passwd"
 	echo "Recommends: systemd"
 	echo "Section: admin"
 	echo "Priority: optional"

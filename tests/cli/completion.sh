@@ -42,11 +42,11 @@ checks() {
 	# --- gpurec ---------------------------------------------------
 	eq "${L}gpurec rep<TAB>" "$(comp gpurec rep)" report
 	eq "${L}gpurec <TAB>: the commands of gpurec --help" "$(comp gpurec '')" \
-		"$(gpurec --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' | sort | tr '\n' ' ' | sed 's/ $//')"
+		"$(gpurec --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p' | sort | tr '\n' ' ' | sed 's/ $//')"
 	eq "${L}gpurec --data DIR --since 2h s<TAB>: options and their values skipped" \
-		"$(comp gpurec --data /x --since 2h s)" "schema sql status"
+		"$(comp gpurec --data /x --since 2h s)" "schema seal-setup sql status"
 	eq "${L}gpurec --format=csv <TAB> (split at =)" "$(comp gpurec --format = csv '')" \
-		"export report schema sql status tables verify"
+		"export report schema seal-setup sql status tables verify"
 
 	reports=$(gpurec --format csv report list | tail -n +2 | cut -d, -f1 | sort | tr '\n' ' ')
 	got=$(comp gpurec report '')
@@ -90,6 +90,15 @@ checks() {
 	eq "${L}gpurec verify -<TAB>" "$(comp gpurec verify -)" \
 		"--data --format --help --host --pid --since --until --verbose --verification-key --version -v"
 	eq "${L}gpurec export --f<TAB>" "$(comp gpurec export --f)" "--force --format"
+	eq "${L}gpurec se<TAB>" "$(comp gpurec se)" "seal-setup"
+	eq "${L}gpurec seal-setup -<TAB>: its options only" "$(comp gpurec seal-setup -)" \
+		"--data --force --help --interval --version"
+	eq "${L}gpurec seal-setup --interval <TAB>: no guess" \
+		"$(comp gpurec seal-setup --interval '')" ""
+	eq "${L}gpurec seal-setup --interval 1h <TAB>: no argument" \
+		"$(comp gpurec seal-setup --interval 1h '')" ""
+	eq "${L}gpurec --interval 1h s<TAB>: its value skipped" \
+		"$(comp gpurec --interval 1h s)" "schema seal-setup sql status"
 
 	eq "${L}gpurec --data <TAB>: directories" "$(comp gpurec --data "$T/d/re")" \
 		"$T/d/rec1 $T/d/rec2"

@@ -137,8 +137,8 @@ eq "--check-config: a data directory to be created is fine" \
 
 # --- gpurec: commands, options, tables, reports -------------------------
 "$GPUREC" --help >"$T/ghelp" || bad "gpurec --help" "exit $?"
-sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' "$T/ghelp" >"$T/cmds"
-eq "gpurec --help lists 7 commands" "$(wc -l <"$T/cmds")" 7
+sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p' "$T/ghelp" >"$T/cmds"
+eq "gpurec --help lists 8 commands" "$(wc -l <"$T/cmds")" 8
 tags "$MAN/gpurec.1" COMMANDS >"$T/g1c"
 miss=
 while read -r c; do

@@ -46,9 +46,11 @@ eq "the .deb's files (and nothing else)" \
 ctl() { dpkg-deb -f "$DEB1" "$1"; }
 eq "control: package, version, architecture" \
 	"$(ctl Package) $(ctl Version) $(ctl Architecture)" "gpurec $V1 amd64"
-# The glibc floor: the newest GLIBC_ symbol version the binaries need.
-eq "control: Depends states the glibc floor (2.34)" \
-	"$(ctl Depends)" "libc6 (>= 2.34), systemd | passwd"
+# The glibc floor: the newest GLIBC_ symbol version the binaries need;
+# libcrypto's package at the newest OPENSSL_ one.
+eq "control: Depends states the glibc floor (2.34) and libssl3 (3.0.0)" \
+	"$(ctl Depends)" \
+	"libc6 (>= 2.34), libssl3 (>= 3.0.0) | libssl3t64, systemd | passwd"
 eq "control: conffiles" "$(dpkg-deb --ctrl-tarfile "$DEB1" |
 	tar -xOf - ./conffiles)" "/etc/gpurec/gpurec.conf"
 eq "changelog.gz: Debian format, this version first" \
@@ -144,15 +146,16 @@ eq "gpurecd --version in the root" "$(inroot gpurecd --version 2>&1)" "gpurecd $
 eq "gpurecd --check-config reads the installed config" \
 	"$(inroot gpurecd --check-config 2>&1 | sed -n '1p;/^data = /p' | tr '\n' ';')" \
 	"# gpurecd: defaults, /etc/gpurec/gpurec.conf, command line;data = /var/lib/gpurec;"
-# Only glibc's libraries, from the root's own glibc.
+# Only glibc's libraries, from the root's own glibc, and the root's
+# libcrypto (OpenSSL 3, from libssl3).
 for b in /usr/sbin/gpurecd /usr/bin/gpurec; do
 	libs=$(inroot ldd "$b" 2>&1 | awk '{ n = $1; sub(".*/", "", n); print n }' |
 		sort | tr '\n' ' ')
 	extra=$(tr ' ' '\n' <<<"$libs" | grep -v -x -e '' -e linux-vdso.so.1 \
 		-e ld-linux-x86-64.so.2 -e libc.so.6 -e libm.so.6 \
-		-e libpthread.so.0 -e libdl.so.2 -e librt.so.1)
-	eq "ldd $b: glibc's libraries only ($libs)" \
-		"$extra/$(grep -c libc.so.6 <<<"$libs")" "/1"
+		-e libpthread.so.0 -e libdl.so.2 -e librt.so.1 -e libcrypto.so.3)
+	eq "ldd $b: glibc's libraries and libcrypto only ($libs)" \
+		"$extra/$(grep -c libc.so.6 <<<"$libs")/$(grep -c libcrypto.so.3 <<<"$libs")" "/1/1"
 done
 # No name service: gpurecd imports nothing that could ask NSS (LDAP, DNS);
 # the libuv linked in would bring getpwuid_r but for recorder/nonss.c.

@@ -80,13 +80,16 @@ eq "completion for gpurecd links to gpurec's" \
 	"$(qp --dump | awk '$1 ~ /completions\/gpurecd$/ { print $NF }')" gpurec
 
 # Requires: glibc's libc and libm (symbol versions up to the floor, 2.34),
-# the loader, /bin/sh for the scriptlets, nothing else.
+# libcrypto (OpenSSL 3: openssl-libs provides it), the loader, /bin/sh for
+# the scriptlets, nothing else.
 req=$(qp --requires)
 eq "rpm -qp --requires, less the GLIBC_ versions" \
-	"$(grep -v 'GLIBC_' <<<"$req" | sort -u)" \
+	"$(grep -v 'GLIBC_' <<<"$req" | LC_ALL=C sort -u)" \
 "/bin/sh
 config(gpurec) = $V1-1
 libc.so.6()(64bit)
+libcrypto.so.3()(64bit)
+libcrypto.so.3(OPENSSL_3.0.0)(64bit)
 libm.so.6()(64bit)
 rpmlib(CompressedFileNames) <= 3.0.4-1
 rpmlib(FileDigests) <= 4.6.0-1
