@@ -10,10 +10,19 @@ usage: lib_manifest.py MANIFEST OP [ARGS]
   insert N TEXT       insert TEXT (no lh=) before line N (0: append)
   rechain             only recompute lh=
   raw-edit N OLD NEW  replace OLD with NEW on line N, no re-chain
+  ... --retag FSSKEY  after the edit, re-tag every tagged line with the
+                      key in FSSKEY (the host's current key: all an
+                      attacker who is root now has), keeping its epoch=
 """
-import hashlib, re, sys
+import hashlib, hmac, re, sys
 
 path, op, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+key = None
+if "--retag" in args:
+    i = args.index("--retag")
+    kf = open(args[i + 1]).read()
+    key = bytes.fromhex(re.search(r"key=([0-9a-f]{64})", kf).group(1))
+    args = args[:i] + args[i + 2:]
 lines = open(path, "rb").read().decode().splitlines(keepends=True)
 rechain = True
 if op == "set":
@@ -40,6 +49,10 @@ if rechain:
     for i, l in enumerate(lines):
         if " lh=" in l:
             l = re.sub(r" lh=[^ \n]*", " lh=" + prev, l)
+            if key is not None and " tag=" in l:
+                body = l[:l.index(" tag=")]
+                tag = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+                l = body + " tag=" + tag + "\n"
             lines[i] = l
         prev = hashlib.sha256(l.encode()).hexdigest()
 open(path, "w").write("".join(lines))
