@@ -104,10 +104,13 @@ struct segmeta {
 };
 
 /* Checks every block of one segment; returns the blocks checked, -1 if it
- * could not be opened, or -2 if it was busy (only when quiet_busy: then
- * nothing was reported). */
+ * could not be opened, or -2 if it was busy or could not be opened yet
+ * (only when quiet_busy, for a live writer's open segment, which may be
+ * being sealed or still being created: then nothing was reported and
+ * *busy says which). */
 static long check_blocks(struct vctx *v, const char *name, const char *path,
-			 int immutable, int quiet_busy, struct segmeta *sm)
+			 int immutable, int quiet_busy, struct segmeta *sm,
+			 int *busy)
 {
 	struct gr_segment *s;
 	struct gr_block blk = { 0 };
@@ -118,7 +121,8 @@ static long check_blocks(struct vctx *v, const char *name, const char *path,
 	memset(sm, 0, sizeof(*sm));
 	sm->sealed = -1;
 	if ((rc = gr_segment__open(path, immutable, &s, &err))) {
-		if (rc == -EBUSY && quiet_busy) {
+		if (quiet_busy) {
+			*busy = rc == -EBUSY;
 			free(err);
 			return -2;
 		}
@@ -151,6 +155,7 @@ static long check_blocks(struct vctx *v, const char *name, const char *path,
 		struct gr_blockref b;
 		while ((rc = gr_segment__next_block(s, &b, &err)) != 0) {
 			if (rc == -EBUSY && quiet_busy) {
+				*busy = 1;
 				free(err);
 				n = -2;
 				goto out;
@@ -407,19 +412,21 @@ static long check_segment(struct vctx *v, const struct gr_manifest *m,
 	struct segmeta sm;
 	uint8_t sha[32];
 	long blocks;
-	int rc;
+	int rc, busy = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", v->dir, name);
 	*state = e ? GR_VS_SEALED : GR_VS_OPEN;
 	if (e) {
-		blocks = check_blocks(v, name, path, 1, 0, &sm);
+		blocks = check_blocks(v, name, path, 1, 0, &sm, &busy);
 	} else {
-		/* The open segment: a writer sealing it holds it ~ms to s. */
+		/* The open segment: a writer sealing it holds it ~ms to s,
+		 * and one just created has no tables until its first commit. */
 		for (int t = 0;; t++) {
-			blocks = check_blocks(v, name, path, 0, v->live, &sm);
+			blocks = check_blocks(v, name, path, 0, v->live && t < 30,
+					      &sm, &busy);
 			if (blocks != -2)
 				break;
-			if (t >= 30) {
+			if (t >= 29 && busy) {
 				*state = GR_VS_BUSY;
 				note(v, name, "open (busy): its writer held it "
 				     "for 3 s");
