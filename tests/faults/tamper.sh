@@ -69,6 +69,26 @@ for trial in $(seq "$TRIALS"); do
 		bad "no limit statement: $(cat "$T/out")"
 done
 
+# --- a recording made before MANIFEST format 2 -------------------------
+rm -rf "$T/f1"; mkdir -p "$T/f1"
+zstd -dc tests/fixtures/format1-recording.tar.zst | tar -C "$T/f1" -xf -
+"$GPUREC" --data "$T/f1/oldrec" verify >"$T/out" 2>&1 &&
+	ok "a format-1 recording verifies" || bad "format 1: $(head -3 "$T/out")"
+n=$("$GPUREC" --data "$T/f1/oldrec" sql "SELECT count(*) FROM cuda_kernel" |
+	tail -1 | tr -d ' \r')
+[ "$n" = 300 ] && ok "a format-1 recording reads all 300 events" ||
+	bad "format 1: $n events read"
+"$SYNTH" --data "$T/f1/oldrec" --events 200 --rotate-every 100 \
+	--start 1763000001000000000 >/dev/null 2>&1
+"$GPUREC" --data "$T/f1/oldrec" verify >"$T/out" 2>&1 &&
+	grep -q "seq=4 " "$T/f1/oldrec/MANIFEST" &&
+	ok "a new writer continues it (seq 4 after three format-1 seals), verifies" ||
+	bad "format 1 continued: $(head -3 "$T/out")"
+rm -rf "$T/c"; cp -a "$T/f1/oldrec" "$T/c"; chmod -R u+w "$T/c"
+$M "$T/c/MANIFEST" raw-edit 2 "events=100 " "events=1 "
+expect "a format-1 seal line's edited events= is caught" "manifest says events=1,"
+rm -rf "$T/c"
+
 # --- with a verification key -----------------------------------------
 # Two runs a few 1-second epochs apart: lines of epoch 0, then later ones.
 rm -rf "$T/k"; mkdir -p "$T/k"
