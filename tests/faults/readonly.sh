@@ -72,13 +72,15 @@ for trial in $(seq "$TRIALS"); do
 	state "$T/w" >"$T/before"
 	got=$(count "$T/w")
 	"$GPUREC" --data "$T/w" verify >"$T/vout" 2>&1; vrc=$?
+	"$GPUREC" --data "$T/w" status >/dev/null 2>&1
+	"$GPUREC" --data "$T/w" sql "SELECT * FROM segments" >/dev/null 2>&1
 	state "$T/w" >"$T/after"
 	[ "$got" = "$want" ] && ok "trial $trial: a writable copy reads all $want committed events" ||
 		bad "trial $trial: writable copy read $got of $want ($(cat "$T/err"))"
 	[ $vrc -eq 0 ] && ok "trial $trial: the crashed copy verifies" ||
 		bad "trial $trial: verify: $(head -3 "$T/vout")"
 	cmp -s "$T/before" "$T/after" &&
-		ok "trial $trial: no file created or byte changed by sql and verify" ||
+		ok "trial $trial: no file created or byte changed by sql, verify and status" ||
 		bad "trial $trial: the copy changed: $(diff "$T/before" "$T/after" | head -4)"
 
 	# Read-only media.
@@ -98,6 +100,9 @@ for trial in $(seq "$TRIALS"); do
 		[ "$got" = "$want" ] &&
 			ok "trial $trial: read-only media ($c) reads all $want committed events" ||
 			bad "trial $trial: read-only media ($c) read $got of $want ($(cat "$T/err"))"
+		"$GPUREC" --data "$RO/$c" verify >"$T/vout" 2>&1 &&
+			ok "trial $trial: read-only media ($c) verifies" ||
+			bad "trial $trial: read-only media ($c) verify: $(head -3 "$T/vout")"
 	done
 	umount "$RO"; RO=
 done
