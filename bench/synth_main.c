@@ -196,6 +196,11 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 1;
 		}
 	}
+	/* Tests of a clock step (tests/faults/live_verify.sh): the writer's
+	 * realtime clock jumps after its first rotation. */
+	const char *step = getenv("GPUREC_TEST_CLOCK_STEP_NS");
+	if (step)
+		so.test_clock_step_ns = strtoll(step, NULL, 10);
 	if (!so.dir || optind != argc) {
 		usage(stderr);
 		return 1;

@@ -53,6 +53,7 @@ struct opts {
 	int64_t pid;
 	const char *host;
 	int verbose;
+	const char *vkey;     /* verify --verification-key: text, or - */
 	char **params;        /* --param KEY=VALUE, in order given */
 	int nparams;
 	int argc;             /* what remains after the subcommand */
@@ -441,15 +442,44 @@ struct vout {
 	struct vseg {
 		char *path;
 		long blocks;
-		int sealed, ok;
+		int state, ok;      /* enum gr_verify_state */
 	} *segs;
 	int nsegs;
 	struct vprob {
 		char *path, *reason;
 	} *probs;
 	int nprobs;
+	struct vprob *notes;    /* path, text */
+	int nnotes;
 	int oom;
 };
+
+static const char *const vstate_names[] = {
+	[GR_VS_OPEN] = "open",
+	[GR_VS_SEALED] = "sealed",
+	[GR_VS_SEALING] = "open (sealing)",
+	[GR_VS_BUSY] = "open (busy)",
+};
+
+static void v_note(void *ctx, const char *path, const char *text)
+{
+	struct vout *v = ctx;
+	if (!v->json) {
+		printf("note %s: %s\n", path, text);
+		return;
+	}
+	void *p = realloc(v->notes, (size_t)(v->nnotes + 1) * sizeof(*v->notes));
+	if (!p) {
+		v->oom = 1;
+		return;
+	}
+	v->notes = p;
+	v->notes[v->nnotes].path = strdup(path);
+	v->notes[v->nnotes].reason = strdup(text);
+	if (!v->notes[v->nnotes].path || !v->notes[v->nnotes].reason)
+		v->oom = 1;
+	v->nnotes++;
+}
 
 static void v_problem(void *ctx, const char *path, const char *reason)
 {
@@ -479,8 +509,8 @@ static void v_segment(void *ctx, const char *path, long blocks, int sealed,
 		return;
 	if (!v->json) {
 		if (ok)
-			printf("ok   %s (%ld blocks%s)\n", path, blocks,
-			       sealed ? ", sealed" : ", open");
+			printf("ok   %s (%ld blocks, %s)\n", path, blocks,
+			       vstate_names[sealed]);
 		return;
 	}
 	void *p = realloc(v->segs, (size_t)(v->nsegs + 1) * sizeof(*v->segs));
@@ -513,12 +543,27 @@ static int verify_json(struct opts *o, struct vout *v,
 		gr_json__end(&j, '{');
 	}
 	gr_json__end(&j, '[');
+	gr_json__begin(&j, "notes", '[');
+	for (int i = 0; i < v->nnotes; i++) {
+		gr_json__begin(&j, NULL, '{');
+		gr_json__str(&j, "path", v->notes[i].path);
+		gr_json__str(&j, "text", v->notes[i].reason);
+		gr_json__end(&j, '{');
+	}
+	gr_json__end(&j, '[');
+	gr_json__int(&j, "manifest_lines", r->lines);
+	gr_json__int(&j, "sealed_lines", r->lines_tagged);
+	if (r->vkey)
+		gr_json__int(&j, "unauthenticated_lines",
+			     r->lines_unauthenticated);
 	if (o->verbose) {
 		gr_json__begin(&j, "segments", '[');
 		for (int i = 0; i < v->nsegs; i++) {
 			gr_json__begin(&j, NULL, '{');
 			gr_json__str(&j, "path", v->segs[i].path);
-			gr_json__bool(&j, "sealed", v->segs[i].sealed);
+			gr_json__bool(&j, "sealed",
+				      v->segs[i].state == GR_VS_SEALED);
+			gr_json__str(&j, "state", vstate_names[v->segs[i].state]);
 			if (v->segs[i].blocks < 0)
 				gr_json__null(&j, "blocks");
 			else
@@ -540,8 +585,13 @@ static void vout_free(struct vout *v)
 		free(v->probs[i].path);
 		free(v->probs[i].reason);
 	}
+	for (int i = 0; i < v->nnotes; i++) {
+		free(v->notes[i].path);
+		free(v->notes[i].reason);
+	}
 	free(v->segs);
 	free(v->probs);
+	free(v->notes);
 }
 
 static int cmd_verify(struct opts *o)
@@ -549,9 +599,24 @@ static int cmd_verify(struct opts *o)
 	struct vout v = { .json = doc_json(o),
 			  .verbose = o->verbose };
 	struct gr_verify r = { .problem = v_problem, .segment = v_segment,
-			       .ctx = &v };
+			       .note = v_note, .ctx = &v };
 	if (o->argc)
 		die_user("verify takes no arguments");
+	if (o->vkey) {
+		char buf[GR_FSS_VKEY_MAX + 2], *err = NULL;
+		const char *text = o->vkey;
+		if (strcmp(text, "-") == 0) {
+			/* Off the command line, out of ps and shell history. */
+			if (!fgets(buf, sizeof(buf), stdin))
+				die_user("--verification-key -: nothing on "
+					 "stdin");
+			buf[strcspn(buf, "\r\n")] = 0;
+			text = buf;
+		}
+		if (gr_fss_vkey__parse(text, &r.vkey, &err))
+			die_user("bad --verification-key: %s",
+				 err ? err : "malformed");
+	}
 	for (int d = 0; d < o->ndata; d++) {
 		struct gr_catalog cat;
 		char *err = NULL;
@@ -578,6 +643,7 @@ static int cmd_verify(struct opts *o)
 	if (v.json)
 		rc = verify_json(o, &v, &r);
 	vout_free(&v);
+	gr_fss_vkey__free(r.vkey);
 	if (rc) {
 		fprintf(stderr, "gpurec: cannot write output: %s\n",
 			strerror(-rc));
@@ -778,6 +844,9 @@ static void usage(FILE *f)
 		"  --raw            report: answer from raw events, not the "
 		"summaries\n"
 		"  -v, --verbose    verify: list every segment checked\n"
+		"  --verification-key K  verify: check the MANIFEST's sealing "
+		"tags (K from\n"
+		"                   gpurec seal-setup; - reads it from stdin)\n"
 		"  -h, --help       this help\n"
 		"  --version        print the version\n"
 		"\nexit status: 0 success, 1 user error (bad SQL, option, no "
@@ -801,6 +870,7 @@ int main(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "verification-key", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { 0 };
@@ -858,6 +928,9 @@ int main(int argc, char **argv)
 		case 'R':
 			o.raw = 1;
 			break;
+		case 'K':
+			o.vkey = optarg;
+			break;
 		case 'h':
 			help = 1;
 			break;
@@ -900,6 +973,9 @@ int main(int argc, char **argv)
 	o.argv = argv + optind + 1;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(commands[i].name, name) == 0) {
+			if (o.vkey && strcmp(name, "verify") != 0)
+				die_user("--verification-key applies to verify "
+					 "only");
 			if (!exporting && o.output)
 				die_user("-o applies to export only");
 			if (!exporting && !sealing && o.force)

@@ -466,11 +466,6 @@ static void dir_usage(struct dstat *d)
 	closedir(dp);
 }
 
-static int cmp_seg_name(const void *key, const void *seg)
-{
-	return strcmp(key, ((const struct gr_catalog_seg *)seg)->name);
-}
-
 /* Fills d from the catalog's segments of directory index di. */
 static void scan_dir(struct ctx *c, struct dstat *d,
 		     const struct gr_catalog *cat, int di)
@@ -493,21 +488,26 @@ static void scan_dir(struct ctx *c, struct dstat *d,
 			d->open++;
 		scan_segment(c, d, cs);
 	}
-	/* The manifest's sealed segments: deleted by retention, or missing
-	 * (the catalog's segments of a directory are sorted by name). */
+	/* The manifest's sealed segments: deleted by retention, or missing.
+	 * The catalog is in seq order now, so no bsearch by name. */
 	int lo = 0, n = 0;
 	while (lo < cat->nsegs && cat->segs[lo].dir != di)
 		lo++;
 	while (lo + n < cat->nsegs && cat->segs[lo + n].dir == di)
 		n++;
+	char *seen = calloc((size_t)m->n + 1, 1);
+	for (int k = lo; k < lo + n && seen; k++)
+		if (cat->segs[k].m)
+			seen[cat->segs[k].m - m->e] = 1;
 	for (int i = 0; i < m->n; i++) {
 		const struct gr_manifest_entry *e = &m->e[i];
 		if (e->deleted) {
 			d->deleted++;
 			continue;
 		}
-		if (!n || !bsearch(e->name, cat->segs + lo, (size_t)n,
-				   sizeof(*cat->segs), cmp_seg_name)) {
+		/* A listed file carries its entry (the latest seal of it). */
+		if (seen && !seen[i] &&
+		    !seen[gr_manifest__find(m, e->name) - m->e]) {
 			char path[4200];
 			snprintf(path, sizeof(path), "%s/%s", d->path, e->name);
 			d->missing++;
@@ -515,6 +515,9 @@ static void scan_dir(struct ctx *c, struct dstat *d,
 				    "not deleted by retention, not on disk");
 		}
 	}
+	if (!seen)
+		c->oom = 1;
+	free(seen);
 	if (m->bad_lines) {
 		char path[4200], why[128];
 		snprintf(path, sizeof(path), "%s/%s", d->path, GR_MANIFEST);

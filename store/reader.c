@@ -2,11 +2,19 @@
  *
  * Sealed segments are opened with SQLite's immutable=1, which takes no
  * locks and writes nothing, so reading never changes a byte of them.  The
- * open segment is opened mode=ro and shares the writer's WAL, seeing every
- * committed flush.  Each block row's checksum is checked as it is read.
+ * open segment of a live writer (DATA/.lock held) is opened mode=ro and
+ * shares the writer's WAL, seeing every committed flush.  An unsealed
+ * segment with no live writer (a crash; a copy on other media) is
+ * evidence: it is read from memory, its WAL's committed frames included
+ * (store/walview.c), so reading creates no -shm, checkpoints nothing and
+ * works on read-only media.  Each block row's checksum is checked as it
+ * is read.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +24,7 @@
 #include <zlib.h>
 
 #include "store/store.h"
+#include "store/walview.h"
 
 static char *fmt_err(const char *fmt, ...)
 {
@@ -112,6 +121,59 @@ void gr_segments__free(char **names, int n)
 	free(names);
 }
 
+int gr_dir__writer_live(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", dir, GR_LOCK_FILE);
+	/* O_RDONLY, no O_CREAT: nothing is made; a shared lock taken and
+	 * dropped at once (a writer's LOCK_EX|LOCK_NB fails only inside
+	 * this window of a few system calls). */
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	int live = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return live;
+}
+
+/* Whether the directory holding segment path has a live writer. */
+static int seg_writer_live(const char *path)
+{
+	char dir[4200];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return gr_dir__writer_live(".");
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	return gr_dir__writer_live(slash == path ? "/" : dir);
+}
+
+/* Opens an unsealed segment with no writer as an in-memory image
+ * (walview.c).  Returns SQLITE_OK or an SQLite error with *err set. */
+static int open_walview(const char *path, sqlite3 **db, char **err)
+{
+	uint8_t *img;
+	size_t n;
+	int e = gr_walview__load(path, &img, &n);
+	if (e) {
+		*err = fmt_err("%s", e == -EINVAL ? "not a database" :
+				     strerror(-e));
+		return SQLITE_CANTOPEN;
+	}
+	int rc = sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE |
+				 SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_deserialize(*db, "main", img, (sqlite3_int64)n,
+					 (sqlite3_int64)n,
+					 SQLITE_DESERIALIZE_FREEONCLOSE |
+					 SQLITE_DESERIALIZE_READONLY);
+	else
+		sqlite3_free(img);
+	if (rc != SQLITE_OK)
+		*err = fmt_err("%s", *db ? sqlite3_errmsg(*db) :
+				     sqlite3_errstr(rc));
+	return rc;
+}
+
 static int meta_text(sqlite3 *db, const char *key, char **out)
 {
 	sqlite3_stmt *st;
@@ -157,6 +219,14 @@ int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 	if (!s || !(s->path = strdup(path)))
 		goto nomem;
 	memset(s->colmap, -1, sizeof(s->colmap));
+	if (!immutable && !seg_writer_live(path)) {
+		if (open_walview(path, &db, err) != SQLITE_OK) {
+			sqlite3_close(db);
+			goto fail_noclose;
+		}
+		s->walview = 1;
+		goto opened;
+	}
 	/* Escape what a URI would misread in a path. */
 	{
 		size_t n = strlen(path);
@@ -178,13 +248,16 @@ int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 			goto nomem;
 	}
 	rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-				       SQLITE_OPEN_NOMUTEX, NULL);
+				       SQLITE_OPEN_NOMUTEX |
+				       SQLITE_OPEN_NOFOLLOW, NULL);
 	sqlite3_free(uri);
 	if (rc != SQLITE_OK) {
 		*err = fmt_err("%s", db ? sqlite3_errmsg(db) :
 					  sqlite3_errstr(rc));
-		goto fail;
+		sqlite3_close(db);
+		goto fail_noclose;
 	}
+opened:
 	s->db = db;
 	rc = meta_text(db, "format", &fmt);
 	if (rc != SQLITE_OK || !fmt || strcmp(fmt, "gpurec-segment") != 0) {
@@ -203,6 +276,8 @@ int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 	rc |= r2;
 	rc |= meta_text(db, "host", &s->host);
 	rc |= meta_text(db, "prev_sha256", &s->prev_sha256);
+	s->seq = meta_int(db, "seq", &r2);
+	rc |= r2;
 	if (rc != SQLITE_OK || !s->host) {
 		*err = fmt_err("%s", rc != SQLITE_OK ? sqlite3_errmsg(db) :
 					     "metadata lacks host");
@@ -218,6 +293,12 @@ nomem:
 	gr_segment__close(s);
 	return rc;
 fail:
+	rc = s->db && (sqlite3_errcode(s->db) == SQLITE_BUSY ||
+		       sqlite3_errcode(s->db) == SQLITE_LOCKED) ? -EBUSY : -EINVAL;
+	free(fmt);
+	gr_segment__close(s);
+	return rc;
+fail_noclose:
 	free(fmt);
 	gr_segment__close(s);
 	return -EINVAL;
@@ -361,7 +442,7 @@ int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
 		return 0;
 	if (rc != SQLITE_ROW) {
 		*err = fmt_err("%s", sqlite3_errmsg(s->db));
-		return -EIO;
+		return rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? -EBUSY : -EIO;
 	}
 	b->id = sqlite3_column_int64(st, 0);
 	b->count = sqlite3_column_int64(st, 1);
@@ -379,11 +460,18 @@ int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
 	return 1;
 }
 
+/* By directory, then seq: sealed segments in their manifest order, then
+ * the others by name (a directory has at most one open segment).  Names
+ * are wall-clock times and go backwards after a clock step; seq does not. */
 static int cmp_seg(const void *a, const void *b)
 {
 	const struct gr_catalog_seg *x = a, *y = b;
 	if (x->dir != y->dir)
 		return x->dir < y->dir ? -1 : 1;
+	if (!x->m != !y->m)
+		return x->m ? -1 : 1;
+	if (x->m && x->m != y->m)
+		return x->m < y->m ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -446,8 +534,6 @@ int gr_catalog__open(struct gr_catalog *c, char *const *dirs, int ndirs,
 			return rc;
 		}
 	}
-	if (c->nsegs)
-		qsort(c->segs, (size_t)c->nsegs, sizeof(*c->segs), cmp_seg);
 	for (int i = 0; i < c->nsegs; i++) {
 		struct gr_catalog_seg *sg = &c->segs[i];
 		sg->m = gr_manifest__find(&c->manifests[sg->dir], sg->name);
@@ -457,6 +543,8 @@ int gr_catalog__open(struct gr_catalog *c, char *const *dirs, int ndirs,
 			sg->end_ts = sg->m->end_ts;
 		}
 	}
+	if (c->nsegs)
+		qsort(c->segs, (size_t)c->nsegs, sizeof(*c->segs), cmp_seg);
 	return 0;
 nomem:
 	*err = fmt_err("out of memory");

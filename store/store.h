@@ -31,6 +31,9 @@ struct gr_store_opts {
 	uint32_t block_rows;     /* events per block at most (0: 65536) */
 	int zstd_level;          /* 0: 3 */
 	int no_immutable;        /* do not set FS_IMMUTABLE_FL when sealing */
+	/* Tests only: after the first rotation the writer's CLOCK_REALTIME
+	 * jumps by this much (negative: backwards), as after a clock step. */
+	int64_t test_clock_step_ns;
 	/* Receives one line per notable event (rotation, deletion, error);
 	 * NULL logs to stderr. */
 	void (*log)(void *ctx, const char *line);
@@ -87,6 +90,36 @@ const char *gr_writer__segment_path(const struct gr_writer *w);
 
 /* ---- Manifest ---------------------------------------------------------- */
 
+/* docs/storage.md describes both formats.  Format 1 lines (before issue
+ * 15) carry no lh=; format 2 lines end with lh= (the SHA-256 of the line
+ * before) and, when sealing is set up, epoch= and tag=. */
+enum gr_mline_kind {
+	GR_ML_BAD,      /* did not parse */
+	GR_ML_SEAL,
+	GR_ML_DELETE,
+	GR_ML_START,    /* a writer opened the directory */
+	GR_ML_STOP,     /* a writer closed it cleanly */
+	GR_ML_ANCHOR,   /* first line of a new sealing epoch */
+	GR_ML_LOST,     /* store-side loss */
+};
+
+struct gr_manifest_line {
+	int kind;           /* enum gr_mline_kind */
+	int lineno;         /* 1-based */
+	int v2;             /* carries lh= */
+	char name[96];      /* seal, delete: the segment */
+	int64_t seq;        /* seq=, or -1 */
+	int64_t at;         /* at=, or -1 */
+	int64_t events;     /* stop: events=, or -1 */
+	char lh[65];        /* lh= as written ("-": first line) */
+	char sha[65];       /* SHA-256 of this line's bytes with its '\n' */
+	int64_t epoch;      /* epoch=, or -1 when untagged */
+	char tag[65];
+	char *text;         /* the line's bytes, with '\n' when it had one */
+	size_t tagged_len;  /* bytes the tag covers (through " epoch=E") */
+	int entry;          /* seal: index into gr_manifest.e, else -1 */
+};
+
 struct gr_manifest_entry {
 	char name[96];      /* segment file name, no directory */
 	int deleted;        /* a later line deleted it */
@@ -95,22 +128,54 @@ struct gr_manifest_entry {
 	int64_t start_ts, end_ts;
 	uint64_t events, bytes;
 	char host[256];
+	int64_t seq;        /* seq= (format 2), or -1 */
+	int line;           /* index into gr_manifest.l */
 };
 
 struct gr_manifest {
 	struct gr_manifest_entry *e; /* seal lines in file order */
 	int n;
+	struct gr_manifest_line *l;  /* every line in file order */
+	int nl;
 	int bad_lines;               /* lines that did not parse */
 	int first_bad_line;
+	uint64_t size;               /* bytes read */
+	char last_sha[65];           /* SHA-256 of the last line, or "-" */
 };
 
-/* Reads dir/MANIFEST.  A missing manifest is an empty one.  Returns 0 or
- * -errno. */
+/* Reads dir/MANIFEST (opened O_RDONLY|O_NOFOLLOW; nothing is created).
+ * A missing manifest is an empty one.  Returns 0 or -errno. */
 int gr_manifest__read(const char *dir, struct gr_manifest *m);
+/* The same from a buffer (tests, fuzzing).  Returns 0 or -ENOMEM. */
+int gr_manifest__parse(const char *buf, size_t len, struct gr_manifest *m);
 void gr_manifest__free(struct gr_manifest *m);
 /* Returns the entry for a segment file name, or NULL. */
 const struct gr_manifest_entry *
 gr_manifest__find(const struct gr_manifest *m, const char *name);
+
+/* The appending side, used by the one writer of a directory. */
+struct gr_manifest_w;
+
+/* Opens dirfd/MANIFEST for appending (O_NOFOLLOW, created 0640 if
+ * missing; *created says so, for the caller's ownership rules), cuts off
+ * a torn last line left by a crash, and loads the chain head and, when
+ * dirfd/fss.key exists, the sealing key.  log (may be NULL) receives one
+ * line per notable thing.  Returns 0 or -errno. */
+int gr_manifest_w__open(int dirfd, void (*log)(void *ctx, const char *line),
+			void *log_ctx, int *created,
+			struct gr_manifest_w **out);
+int gr_manifest_w__fd(const struct gr_manifest_w *mw);
+/* Whether lines are tagged (fss.key was loaded). */
+int gr_manifest_w__sealing(const struct gr_manifest_w *mw);
+
+/* Appends one format-2 line: fmt's text (no newline), then lh= and, when
+ * sealing, epoch= and tag= (preceded by an anchor line carrying
+ * seq=anchor_seq when the epoch moved or this is the writer's first line).
+ * One write(2) and one fsync(2) per line.  Returns 0 or -errno. */
+int gr_manifest_w__append(struct gr_manifest_w *mw, int64_t now_ns,
+			  int64_t anchor_seq, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void gr_manifest_w__close(struct gr_manifest_w *mw);
 
 /* ---- Reader ------------------------------------------------------------ */
 
@@ -123,6 +188,8 @@ struct gr_segment {
 	int64_t events;
 	int schema_version;
 	char *prev_sha256;
+	int64_t seq;                  /* meta seq; 0 when absent (format 1) */
+	int walview;                  /* read from memory (walview.c) */
 	void *db;                     /* sqlite3 *, read-only */
 	/* Per table: stored column index of each schema column, or -1. */
 	int8_t colmap[GR_NTABLES][GR_MAX_COLS];
@@ -188,7 +255,7 @@ struct gr_catalog {
 	int ndirs;
 	char **dirs;
 	struct gr_manifest *manifests; /* one per dir */
-	struct gr_catalog_seg *segs;   /* by dir, then name (= time) */
+	struct gr_catalog_seg *segs;   /* by dir, then seq (manifest order) */
 	int nsegs;
 };
 
@@ -197,6 +264,10 @@ struct gr_catalog {
 int gr_catalog__open(struct gr_catalog *c, char *const *dirs, int ndirs,
 		     char **err);
 void gr_catalog__free(struct gr_catalog *c);
+
+/* Whether dir's writer is running: DATA/.lock held (tested with a shared
+ * non-blocking flock on an O_RDONLY fd; nothing is created). */
+int gr_dir__writer_live(const char *dir);
 
 /* Returns 1 if name looks like a segment file name. */
 int gr_segment_name_ok(const char *name);
@@ -208,28 +279,50 @@ void gr_segments__free(char **names, int n);
 
 /* ---- Verify ------------------------------------------------------------ */
 
-/* How gr_verify__dir reports: callbacks (either may be NULL) and totals
+/* A segment's state as verify found it. */
+enum gr_verify_state {
+	GR_VS_OPEN,        /* unsealed, the newest: being written (or a crash's) */
+	GR_VS_SEALED,      /* sealed and in the manifest */
+	GR_VS_SEALING,     /* sealed, newest, seal line not yet appended */
+	GR_VS_BUSY,        /* open, locked by its writer past the retries */
+};
+
+struct gr_fss_vkey;
+
+/* How gr_verify__dir reports: callbacks (any may be NULL) and totals
  * it adds to, so one struct may span several directories. */
 struct gr_verify {
 	/* One call per finding: path is DIR/NAME (a segment, or MANIFEST),
 	 * reason says what is wrong without repeating the path. */
 	void (*problem)(void *ctx, const char *path, const char *reason);
 	/* One call per segment file checked, after its findings: blocks
-	 * checked (-1: it could not be opened), sealed per the manifest, ok
-	 * when it added no finding. */
+	 * checked (-1: it could not be opened), sealed per the manifest
+	 * (enum gr_verify_state: GR_VS_SEALED is 1), ok when it added no
+	 * finding. */
 	void (*segment)(void *ctx, const char *path, long blocks, int sealed,
 			int ok);
+	/* Statements that are not findings: a limit of what was proven
+	 * ("not sealed: …"), a live writer's state. */
+	void (*note)(void *ctx, const char *path, const char *text);
 	void *ctx;
+	/* The verification key (gpurec seal-setup), or NULL. */
+	struct gr_fss_vkey *vkey;
 	int segments;  /* segment files checked */
 	long blocks;   /* blocks whose checksum was checked */
 	int problems;  /* findings */
+	int lines;            /* MANIFEST lines read */
+	int lines_tagged;     /* of them, carrying a sealing tag */
+	int lines_unauthenticated; /* checked with a key: before the first
+				    * tagged line */
 };
 
 /* Checks every block checksum of every segment in dir, each sealed
- * segment's SHA-256 against the manifest, and the hash chain: a changed
- * byte, a missing segment or segments out of order show.  Returns the
- * number of problems found in dir (0: all good), or -errno if dir could
- * not be read. */
+ * segment's SHA-256 and metadata against its seal line, the manifest's
+ * line chain, deletions and tail, and with r->vkey its sealing tags:
+ * docs/storage.md lists the checks.  Works on a live recorder (a
+ * consistent snapshot, the open segment retried while it is sealed).
+ * Returns the number of problems found in dir (0: all good), or -errno
+ * if dir could not be read. */
 int gr_verify__dir(const char *dir, struct gr_verify *r);
 
 #endif

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/version.h"
 #include "store/codec.h"
 #include "store/crypto.h"
 #include "store/store.h"
@@ -61,6 +62,7 @@ struct tabbuf {
 struct sealed {
 	char name[96];
 	uint64_t bytes;
+	int64_t seq;
 };
 
 struct gr_writer {
@@ -89,6 +91,15 @@ struct gr_writer {
 	int64_t seg_ts_min, seg_ts_max;
 	uint64_t seg_events;
 	char prev_sha[65];
+	/* MANIFEST's appending side (store/manifest.c). */
+	struct gr_manifest_w *mw;
+	/* seq of the open segment: the last sealed one's + 1 (docs/storage.md);
+	 * segments are ordered by it, not by their wall-clock names. */
+	int64_t seq;
+	int64_t last_seq;
+	/* Added to CLOCK_REALTIME: 0 except under opts.test_clock_step_ns. */
+	int64_t clock_off;
+	int clock_stepped;
 
 	struct tabbuf tabs[GR_NTABLES];
 	struct gr_encoder *enc;
@@ -147,6 +158,13 @@ static int64_t now_ns(clockid_t clk)
 	struct timespec ts;
 	clock_gettime(clk, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* CLOCK_REALTIME as this writer sees it (segment names, seal and manifest
+ * times); only tests move it (gr_store_opts.test_clock_step_ns). */
+static int64_t real_ns(const struct gr_writer *w)
+{
+	return now_ns(CLOCK_REALTIME) + w->clock_off;
 }
 
 static void read_id_file(const char *path, char *out, size_t len)
@@ -319,7 +337,7 @@ static void finalize_stmts(struct gr_writer *w)
 
 static int segment_create(struct gr_writer *w)
 {
-	int64_t real = now_ns(CLOCK_REALTIME);
+	int64_t real = real_ns(w);
 	int fd = -1, err;
 
 	/* Names sort by creation time; O_EXCL settles a same-ns clash. */
@@ -355,6 +373,7 @@ static int segment_create(struct gr_writer *w)
 		return err;
 
 	int64_t offset = real - now_ns(CLOCK_BOOTTIME);
+	w->seq = w->last_seq + 1;
 	err = meta_set(w, "format", "gpurec-segment", 0, 0) ||
 	      meta_set(w, "format_version", NULL, GR_SEG_FORMAT, 1) ||
 	      meta_set(w, "schema_version", NULL, GR_SCHEMA_VERSION, 1) ||
@@ -364,6 +383,7 @@ static int segment_create(struct gr_writer *w)
 	      meta_set(w, "clock_offset_ns", NULL, offset, 1) ||
 	      meta_set(w, "created_ns", NULL, real, 1) ||
 	      meta_set(w, "prev_sha256", w->prev_sha, 0, 0) ||
+	      meta_set(w, "seq", NULL, w->seq, 1) ||
 	      meta_set(w, "sealed", NULL, 0, 1);
 	if (err)
 		return -EIO;
@@ -439,23 +459,6 @@ static int set_immutable(const char *path, int on)
 	return err;
 }
 
-static int append_manifest(struct gr_writer *w, const char *line)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", w->dir, GR_MANIFEST);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	adopt_file(w, fd, path);
-	size_t len = strlen(line);
-	ssize_t n = write(fd, line, len);
-	int err = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
-	if (!err && fsync(fd) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 static int fsync_path(const char *path, int dir)
 {
 	int fd = open(path, (dir ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC);
@@ -466,7 +469,8 @@ static int fsync_path(const char *path, int dir)
 	return err;
 }
 
-static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes)
+static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes,
+		       int64_t seq)
 {
 	if (w->nsealed == w->sealed_cap) {
 		int cap = w->sealed_cap ? w->sealed_cap * 2 : 64;
@@ -478,6 +482,7 @@ static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes)
 	}
 	snprintf(w->sealed[w->nsealed].name, sizeof(w->sealed[0].name), "%s",
 		 name);
+	w->sealed[w->nsealed].seq = seq;
 	w->sealed[w->nsealed++].bytes = bytes;
 	return 0;
 }
@@ -490,7 +495,7 @@ static void sum_reload(struct gr_writer *w);
 static int segment_seal(struct gr_writer *w)
 {
 	int err = 0;
-	char line[1024], hex[65];
+	char hex[65];
 	uint8_t sha[32];
 
 	if (w->seg_ts_min > w->seg_ts_max)
@@ -505,7 +510,8 @@ static int segment_seal(struct gr_writer *w)
 	    meta_set(w, "start_ts", NULL, w->seg_ts_min, 1) ||
 	    meta_set(w, "end_ts", NULL, w->seg_ts_max, 1) ||
 	    meta_set(w, "events", NULL, (int64_t)w->seg_events, 1) ||
-	    meta_set(w, "sealed_ns", NULL, now_ns(CLOCK_REALTIME), 1) ||
+	    meta_set(w, "sealed_ns", NULL, real_ns(w), 1) ||
+	    meta_set(w, "seq", NULL, w->seq, 1) ||
 	    gr_sum__rollup(w->sum) ||
 	    gr_sum__each(w->sum, 1, sum_store, w) ||
 	    exec_sql(w, "COMMIT")) {
@@ -548,24 +554,26 @@ static int segment_seal(struct gr_writer *w)
 	}
 	gr_hex(sha, 32, hex);
 	uint64_t bytes = file_bytes(w->seg_path);
-	snprintf(line, sizeof(line),
-		 "seal %s sha256=%s prev=%s start=%" PRId64 " end=%" PRId64
-		 " events=%" PRIu64 " bytes=%" PRIu64 " host=%s\n",
-		 w->seg_name, hex, w->prev_sha, w->seg_ts_min, w->seg_ts_max,
-		 w->seg_events, bytes, w->host);
-	if ((err = append_manifest(w, line))) {
+	int64_t at = real_ns(w);
+	if ((err = gr_manifest_w__append(w->mw, at, w->last_seq,
+			"seal %s sha256=%s prev=%s start=%" PRId64 " end=%"
+			PRId64 " events=%" PRIu64 " bytes=%" PRIu64 " host=%s"
+			" seq=%" PRId64 " at=%" PRId64, w->seg_name, hex,
+			w->prev_sha, w->seg_ts_min, w->seg_ts_max,
+			w->seg_events, bytes, w->host, w->seq, at))) {
 		wlog(w, "cannot append to %s/%s: %s", w->dir, GR_MANIFEST,
 		     strerror(-err));
 		return err;
 	}
 	memcpy(w->prev_sha, hex, sizeof(hex));
+	w->last_seq = w->seq;
 	if (!w->o.no_immutable)
 		set_immutable(w->seg_path, 1); /* best effort: see header */
 	fsync_path(w->dir, 1);
 	w->st.segments++;
 	wlog(w, "sealed %s: %" PRIu64 " events, %" PRIu64 " bytes, sha256 %s",
 	     w->seg_name, w->seg_events, bytes, hex);
-	return sealed_push(w, w->seg_name, bytes);
+	return sealed_push(w, w->seg_name, bytes, w->seq);
 }
 
 /* ---- retention --------------------------------------------------------- */
@@ -609,14 +617,15 @@ static void retention(struct gr_writer *w)
 			break;
 		}
 		struct sealed victim = w->sealed[0];
-		char path[4200], line[512];
+		char path[4200];
 		snprintf(path, sizeof(path), "%s/%s", w->dir, victim.name);
 		/* The manifest says so first: a crash in between leaves a
 		 * logged deletion, never an unexplained missing segment. */
-		snprintf(line, sizeof(line),
-			 "delete %s reason=%s at=%" PRId64 " bytes=%" PRIu64 "\n",
-			 victim.name, why, now_ns(CLOCK_REALTIME), victim.bytes);
-		int err = append_manifest(w, line);
+		int64_t at = real_ns(w);
+		int err = gr_manifest_w__append(w->mw, at, w->last_seq,
+			"delete %s reason=%s at=%" PRId64 " bytes=%" PRIu64
+			" seq=%" PRId64, victim.name, why, at, victim.bytes,
+			victim.seq);
 		if (err) {
 			wlog(w, "retention: cannot log the deletion of %s (%s); "
 			     "keeping it", path, strerror(-err));
@@ -940,6 +949,10 @@ static int rotate(struct gr_writer *w)
 		w->seg_opened_mono = now_ns(CLOCK_MONOTONIC);
 		return 0;
 	}
+	if (w->o.test_clock_step_ns && !w->clock_stepped) {
+		w->clock_off += w->o.test_clock_step_ns;
+		w->clock_stepped = 1;
+	}
 	if (w->ndict > DICT_CAP_STRINGS || w->dict_bytes > DICT_CAP_BYTES)
 		dict_reset(w);
 	int err2 = segment_create(w);
@@ -1005,48 +1018,55 @@ static int recover_meta(struct gr_writer *w)
 	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
-/* A crash in the middle of append_manifest() can leave a last line
- * without its newline, and the next append would be glued to it: the
- * recovery's own seal line would be lost with it.  Such a tail was never
- * a line; it is cut off, and said.  (The segment it was sealing is not
- * yet immutable then and is sealed again by scan_dir().) */
-static void manifest_repair_tail(struct gr_writer *w)
+/* The seq a crashed segment recorded, or 0. */
+static int64_t recover_seq(struct gr_writer *w)
 {
-	char path[4200], buf[4096];
-	snprintf(path, sizeof(path), "%s/%s", w->dir, GR_MANIFEST);
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct stat st;
-	off_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
-	off_t from = size > (off_t)sizeof(buf) ? size - (off_t)sizeof(buf) : 0;
-	ssize_t n = size ? pread(fd, buf, (size_t)(size - from), from) : 0;
-	if (n > 0 && buf[n - 1] != '\n') {
-		ssize_t i = n - 1;
-		while (i >= 0 && buf[i] != '\n')
-			i--;
-		if (i >= 0 || from == 0) {
-			off_t keep = from + i + 1;
-			if (ftruncate(fd, keep) == 0 && fsync(fd) == 0)
-				wlog(w, "%s: removed a torn last line (%lld "
-				     "bytes, an append cut short by a crash)",
-				     path, (long long)(size - keep));
-			else
-				wlog(w, "%s: cannot remove a torn last line: "
-				     "%s", path, strerror(errno));
-		}
-	}
-	close(fd);
+	sqlite3_stmt *st;
+	int64_t q = 0;
+	if (sqlite3_prepare_v2(w->db, "SELECT value FROM meta WHERE key='seq'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		q = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return q;
 }
 
-/* Seals segments left unsealed by a crash and loads the sealed list. */
+/* Opens the manifest's appending side (which cuts off a torn last line)
+ * through a directory fd. */
+static void mw_log(void *ctx, const char *line)
+{
+	wlog(ctx, "%s", line);
+}
+
+static int manifest_open(struct gr_writer *w)
+{
+	char path[4200];
+	int created = 0, err;
+	int dfd = open(w->dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	err = gr_manifest_w__open(dfd, mw_log, w, &created, &w->mw);
+	close(dfd);
+	snprintf(path, sizeof(path), "%s/%s", w->dir, GR_MANIFEST);
+	if (err) {
+		wlog(w, "cannot open %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (created)
+		adopt_file(w, gr_manifest_w__fd(w->mw), path);
+	return 0;
+}
+
+/* Writes the run's start line, seals segments left unsealed by a crash
+ * (a segment killed between its seal and its manifest line included:
+ * its seal line is appended now), and loads the sealed list in seq order. */
 static int scan_dir(struct gr_writer *w)
 {
 	struct gr_manifest m;
 	char **names;
 	int n, err;
 
-	manifest_repair_tail(w);
 	if ((err = gr_segments__list(w->dir, &names, &n)))
 		return err;
 	if ((err = gr_manifest__read(w->dir, &m))) {
@@ -1055,19 +1075,44 @@ static int scan_dir(struct gr_writer *w)
 		goto out;
 	}
 	snprintf(w->prev_sha, sizeof(w->prev_sha), "-");
-	for (int i = m.n - 1; i >= 0; i--) {
-		snprintf(w->prev_sha, sizeof(w->prev_sha), "%s", m.e[i].sha256);
-		break;
+	w->last_seq = 0;
+	if (m.n) {
+		const struct gr_manifest_entry *last = &m.e[m.n - 1];
+		snprintf(w->prev_sha, sizeof(w->prev_sha), "%s", last->sha256);
+		/* Old segments carry no seq: count the seal lines. */
+		w->last_seq = last->seq > 0 ? last->seq : m.n;
+	}
+	int64_t at = real_ns(w);
+	err = gr_manifest_w__append(w->mw, at, w->last_seq,
+				    "start at=%" PRId64 " pid=%d version=%s "
+				    "boot=%s", at, (int)getpid(),
+				    GPUREC_VERSION,
+				    w->boot_id[0] ? w->boot_id : "-");
+	if (err) {
+		wlog(w, "cannot append to %s/%s: %s", w->dir, GR_MANIFEST,
+		     strerror(-err));
+		gr_manifest__free(&m);
+		goto out;
+	}
+	/* Sealed segments, oldest first: retention's order. */
+	for (int i = 0; i < m.n && !err; i++) {
+		const struct gr_manifest_entry *e = &m.e[i];
+		struct stat sb;
+		snprintf(w->seg_path, sizeof(w->seg_path), "%s/%s", w->dir,
+			 e->name);
+		if (e->deleted || gr_manifest__find(&m, e->name) != e ||
+		    lstat(w->seg_path, &sb) < 0)
+			continue;
+		err = sealed_push(w, e->name, (uint64_t)sb.st_size,
+				  e->seq > 0 ? e->seq : i + 1);
 	}
 	for (int i = 0; i < n && !err; i++) {
 		const struct gr_manifest_entry *e = gr_manifest__find(&m,
 								      names[i]);
 		snprintf(w->seg_path, sizeof(w->seg_path), "%s/%s", w->dir,
 			 names[i]);
-		if (e) {
-			err = sealed_push(w, names[i], file_bytes(w->seg_path));
+		if (e)
 			continue;
-		}
 		/* Not in the manifest: the open segment of a writer that
 		 * died.  Its committed blocks are kept; seal it now. */
 		snprintf(w->seg_name, sizeof(w->seg_name), "%s", names[i]);
@@ -1097,6 +1142,11 @@ static int scan_dir(struct gr_writer *w)
 			segment_discard(w);
 			continue;
 		}
+		int64_t q = recover_seq(w);
+		w->seq = w->last_seq + 1;
+		if (q && q != w->seq)
+			wlog(w, "recovery: %s says seq %" PRId64 "; sealing it "
+			     "as %" PRId64, names[i], q, w->seq);
 		wlog(w, "recovery: sealing %s left open by an earlier run "
 			"(%" PRIu64 " events)", names[i], w->seg_events);
 		segment_seal(w);
@@ -1214,7 +1264,7 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 		    !w->gkey_slot)
 			goto fail;
 	}
-	if ((err = scan_dir(w)))
+	if ((err = manifest_open(w)) || (err = scan_dir(w)))
 		goto fail;
 	if ((err = segment_create(w)))
 		goto fail;
@@ -1252,6 +1302,19 @@ int gr_writer__close(struct gr_writer *w)
 			w->db = NULL;
 		}
 		err = err ? err : e2;
+	}
+	if (w->mw) {
+		int64_t at = real_ns(w);
+		/* seq= (the last sealed) lets verify see seal lines cut
+		 * from the end of a cleanly stopped run. */
+		int e3 = gr_manifest_w__append(w->mw, at, w->last_seq,
+					       "stop at=%" PRId64 " events=%"
+					       PRIu64 " seq=%" PRId64, at,
+					       w->st.events, w->last_seq);
+		if (e3)
+			wlog(w, "cannot append to %s/%s: %s", w->dir,
+			     GR_MANIFEST, strerror(-e3));
+		gr_manifest_w__close(w->mw);
 	}
 	for (int t = 0; t < GR_NTABLES; t++)
 		for (int j = 0; j < w->tabs[t].nstored; j++) {

@@ -88,7 +88,7 @@ checks() {
 	eq "${L}gpurec report top-kernels --r<TAB>" "$(comp gpurec report top-kernels --r)" \
 		"--raw"
 	eq "${L}gpurec verify -<TAB>" "$(comp gpurec verify -)" \
-		"--data --format --help --host --pid --since --until --verbose --version -v"
+		"--data --format --help --host --pid --since --until --verbose --verification-key --version -v"
 	eq "${L}gpurec export --f<TAB>" "$(comp gpurec export --f)" "--force --format"
 	eq "${L}gpurec se<TAB>" "$(comp gpurec se)" "seal-setup"
 	eq "${L}gpurec seal-setup -<TAB>: its options only" "$(comp gpurec seal-setup -)" \

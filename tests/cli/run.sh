@@ -250,7 +250,7 @@ V="$T/v"
 cp -a "$A" "$V"
 "$GPUREC" --data "$V" verify >"$T/vout" 2>&1; eq "verify passes on an intact recording" "$?" 0
 eq "verify --format jsonl on an intact recording" "$("$GPUREC" --data "$V" --format jsonl verify)" \
-	'{"ok":true,"dirs_checked":1,"segments_checked":5,"blocks_checked":100,"problems":[]}'
+	'{"ok":true,"dirs_checked":1,"segments_checked":5,"blocks_checked":100,"problems":[],"notes":[{"path":"'"$V"'/MANIFEST","text":"not sealed: anyone with write access could rewrite the chain"}],"manifest_lines":7,"sealed_lines":0}'
 eq "verify --format json -v lists each segment" \
 	"$("$GPUREC" --data "$V" --format json -v verify | python3 -c '
 import json, sys
@@ -288,7 +288,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 mid = sys.argv[2]
 p = d["problems"]
-assert list(d) == ["ok", "dirs_checked", "segments_checked", "blocks_checked", "problems"], list(d)
+assert list(d) == ["ok", "dirs_checked", "segments_checked", "blocks_checked", "problems", "notes", "manifest_lines", "sealed_lines"], list(d)
 assert all(x["path"] == mid for x in p), p
 print(d["ok"], d["segments_checked"], d["blocks_checked"], len(p), p[0]["reason"], "|", p[1]["reason"])
 PY
@@ -304,7 +304,7 @@ eq "verify fails on a removed middle segment" "$rc" 1
 grep -q "FAIL $mid: missing" "$T/vout" && ok "verify names the missing segment" || bad "missing message" "$(cat "$T/vout")"
 got=$("$GPUREC" --data "$V" --format jsonl verify 2>/dev/null); rc=$?
 eq "verify --format jsonl on a removed segment: exact document, exit 1" "$rc $got" \
-	"1 {\"ok\":false,\"dirs_checked\":1,\"segments_checked\":4,\"blocks_checked\":80,\"problems\":[{\"path\":\"$mid\",\"reason\":\"missing: sealed in the manifest, not deleted by retention, not on disk\"}]}"
+	"1 {\"ok\":false,\"dirs_checked\":1,\"segments_checked\":4,\"blocks_checked\":80,\"problems\":[{\"path\":\"$mid\",\"reason\":\"missing: sealed in the manifest, not deleted by retention, not on disk\"}],\"notes\":[{\"path\":\"$V/MANIFEST\",\"text\":\"not sealed: anyone with write access could rewrite the chain\"}],\"manifest_lines\":7,\"sealed_lines\":0}"
 eq "status counts the missing segment" \
 	"$("$GPUREC" --data "$V" --format json status | python3 -c '
 import json, sys
@@ -640,7 +640,7 @@ eq "(nccl) two communicators: each compared within itself" \
 # The air-gapped copy: a plain copy of the files verifies.
 cp -a "$T/nb" "$T/nb-copy"
 eq "(nccl) a copied data directory verifies" "$("$GPUREC" --data "$T/nb-copy" --format jsonl verify)" \
-	'{"ok":true,"dirs_checked":1,"segments_checked":1,"blocks_checked":1,"problems":[]}'
+	'{"ok":true,"dirs_checked":1,"segments_checked":1,"blocks_checked":1,"problems":[],"notes":[{"path":"'"$T/nb-copy"'/MANIFEST","text":"not sealed: anyone with write access could rewrite the chain"}],"manifest_lines":3,"sealed_lines":0}'
 synth_error() { # NAME MESSAGE ARGS…
 	local name=$1 want=$2; shift 2
 	"$SYNTH" "$@" >/dev/null 2>"$T/err"; local rc=$?

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include "query/vtab.h"
 #include "store/codec.h"
 #include "store/store.h"
+#include "store/walview.h"
 #include "tests/unit/test.h"
 
 static const int64_t edge[] = { 0, -1, 1, INT64_MAX, INT64_MIN, 127, 128,
@@ -641,6 +643,199 @@ TEST(failed_flush_is_undone)
 	free(dir);
 }
 
+/* ---- MANIFEST format 2, verify by seq, walview ------------------------- */
+
+TEST(manifest_parses_both_formats)
+{
+	static const char buf[] =
+		"seal a.seg sha256=" "1111111111111111111111111111111111111111111111111111111111111111"
+		" prev=- start=1 end=2 events=3 bytes=4 host=h\n"
+		"start at=5 pid=6 version=0.1.0 boot=b lh=-\n"
+		"seal b.seg sha256=" "2222222222222222222222222222222222222222222222222222222222222222"
+		" prev=1111111111111111111111111111111111111111111111111111111111111111"
+		" start=7 end=8 events=9 bytes=10 host=h seq=2 at=11 lh=-\n"
+		"delete a.seg reason=max-disk at=12 bytes=4 seq=1 lh=-\n"
+		"anchor at=13 seq=2 lh=- epoch=3 tag="
+		"abababababababababababababababababababababababababababababababab\n"
+		"stop at=14 events=9 seq=2 lh=-\n"
+		"seal torn.seg sha256=33";
+	struct gr_manifest m;
+	CHECK_EQ_INT(gr_manifest__parse(buf, sizeof(buf) - 1, &m), 0);
+	CHECK_EQ_INT(m.nl, 7);
+	CHECK_EQ_INT(m.n, 2);
+	CHECK_EQ_INT(m.bad_lines, 1);
+	CHECK_EQ_INT(m.first_bad_line, 7);
+	CHECK_EQ_INT(m.e[0].seq, -1);
+	CHECK(!m.l[0].v2);
+	CHECK_EQ_INT(m.e[0].deleted, 1);
+	CHECK_EQ_INT(m.e[1].seq, 2);
+	CHECK_EQ_INT(m.e[1].events, 9);
+	CHECK_EQ_INT(m.l[1].kind, GR_ML_START);
+	CHECK_EQ_INT(m.l[3].kind, GR_ML_DELETE);
+	CHECK_EQ_INT(m.l[3].seq, 1);
+	CHECK_EQ_INT(m.l[4].kind, GR_ML_ANCHOR);
+	CHECK_EQ_INT(m.l[4].epoch, 3);
+	CHECK_EQ_INT(m.l[4].tagged_len,
+		     strstr(m.l[4].text, " tag=") - m.l[4].text);
+	CHECK_EQ_INT(m.l[5].kind, GR_ML_STOP);
+	CHECK_EQ_INT(m.l[5].seq, 2);
+	gr_manifest__free(&m);
+	/* An epoch without a tag, a bad lh: not lines. */
+	static const char bad[] = "stop at=1 events=0 lh=- epoch=1\n"
+				  "stop at=1 events=0 lh=xyz\n";
+	CHECK_EQ_INT(gr_manifest__parse(bad, sizeof(bad) - 1, &m), 0);
+	CHECK_EQ_INT(m.bad_lines, 2);
+	gr_manifest__free(&m);
+}
+
+TEST(manifest_writer_chains_and_repairs)
+{
+	char *dir = tmpdir(), path[4200];
+	int dfd = open(dir, O_DIRECTORY | O_RDONLY), created;
+	struct gr_manifest_w *mw;
+	struct gr_manifest m;
+	CHECK(dfd >= 0);
+	CHECK_EQ_INT(gr_manifest_w__open(dfd, quiet, NULL, &created, &mw), 0);
+	CHECK_EQ_INT(created, 1);
+	CHECK_EQ_INT(gr_manifest_w__sealing(mw), 0);
+	CHECK_EQ_INT(gr_manifest_w__append(mw, 1, 0, "start at=1 pid=%d "
+					   "version=x boot=-", 7), 0);
+	CHECK_EQ_INT(gr_manifest_w__append(mw, 2, 0, "stop at=2 events=0 "
+					   "seq=0"), 0);
+	gr_manifest_w__close(mw);
+	/* A crash mid-append: a torn tail, cut off by the next writer. */
+	snprintf(path, sizeof(path), "%s/MANIFEST", dir);
+	FILE *f = fopen(path, "a");
+	CHECK(f);
+	fputs("seal x.seg sha256=ab", f);
+	fclose(f);
+	CHECK_EQ_INT(gr_manifest_w__open(dfd, quiet, NULL, &created, &mw), 0);
+	CHECK_EQ_INT(created, 0);
+	CHECK_EQ_INT(gr_manifest_w__append(mw, 3, 0, "start at=3 pid=8 "
+					   "version=x boot=-"), 0);
+	gr_manifest_w__close(mw);
+	CHECK_EQ_INT(gr_manifest__read(dir, &m), 0);
+	CHECK_EQ_INT(m.nl, 3);
+	CHECK_EQ_INT(m.bad_lines, 0);
+	CHECK_EQ_STR(m.l[0].lh, "-");
+	CHECK_EQ_STR(m.l[1].lh, m.l[0].sha);
+	CHECK_EQ_STR(m.l[2].lh, m.l[1].sha);
+	gr_manifest__free(&m);
+	close(dfd);
+	rmrf(dir);
+	free(dir);
+}
+
+TEST(walview_reads_committed_frames_only)
+{
+	char *dir = tmpdir(), p[4200], cmd[9000];
+	sqlite3 *db;
+	snprintf(p, sizeof(p), "%s/w.db", dir);
+	CHECK_EQ_INT(sqlite3_open(p, &db), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_exec(db, "PRAGMA journal_mode=WAL;"
+				  "PRAGMA wal_autocheckpoint=0;"
+				  "CREATE TABLE t(x);"
+				  "INSERT INTO t VALUES (1),(2);"
+				  "INSERT INTO t SELECT x + 2 FROM t;"
+				  "INSERT INTO t SELECT x + 4 FROM t;",
+				  NULL, NULL, NULL), SQLITE_OK);
+	/* Copy while the connection holds the WAL (no checkpoint), and
+	 * append a frame that was never committed (bad checksum). */
+	snprintf(cmd, sizeof(cmd), "mkdir %s/c && cp %s %s-wal %s/c/ && "
+		 "head -c 4120 /dev/urandom >> %s/c/w.db-wal", dir, p, p, dir,
+		 dir);
+	CHECK_EQ_INT(system(cmd), 0);
+	sqlite3_close(db);
+	snprintf(p, sizeof(p), "%s/c/w.db", dir);
+	uint8_t *img;
+	size_t n;
+	CHECK_EQ_INT(gr_walview__load(p, &img, &n), 0);
+	CHECK(n >= 4096);
+	CHECK_EQ_INT(img[18], 1);
+	CHECK_EQ_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_deserialize(db, "main", img, (sqlite3_int64)n,
+					 (sqlite3_int64)n,
+					 SQLITE_DESERIALIZE_FREEONCLOSE |
+					 SQLITE_DESERIALIZE_READONLY), SQLITE_OK);
+	CHECK_EQ_INT(query_int(db, "SELECT count(*) || sum(x) FROM t"), 836);
+	sqlite3_close(db);
+	/* Nothing was created next to the copy. */
+	snprintf(p, sizeof(p), "%s/c/w.db-shm", dir);
+	CHECK(access(p, F_OK) != 0);
+	rmrf(dir);
+	free(dir);
+}
+
+static void runq_events(struct gr_writer *w, int n, int64_t t0)
+{
+	int64_t v[GR_MAX_COLS] = { 0 };
+	v[GR_runq_comm] = gr_writer__intern(w, "t", 1);
+	for (int i = 0; i < n; i++) {
+		v[GR_runq_ts] = t0 + i;
+		gr_writer__append(w, GR_T_runq, v, 0);
+	}
+}
+
+TEST(clock_step_back_keeps_seq_order)
+{
+	char *dir = tmpdir();
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet,
+				    .test_clock_step_ns = -3600000000000ll };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	for (int i = 0; i < 3; i++) {
+		runq_events(w, 10, 1795000000000000000 + i * 100);
+		CHECK_EQ_INT(gr_writer__rotate(w), 0);
+	}
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	struct gr_manifest m;
+	CHECK_EQ_INT(gr_manifest__read(dir, &m), 0);
+	CHECK_EQ_INT(m.n, 3);
+	CHECK_EQ_INT(m.e[2].seq, 3);
+	CHECK(strcmp(m.e[1].name, m.e[0].name) < 0); /* names went back */
+	gr_manifest__free(&m);
+	struct gr_verify vr = { 0 };
+	CHECK_EQ_INT(gr_verify__dir(dir, &vr), 0);
+	CHECK_EQ_INT(vr.segments, 3);
+	rmrf(dir);
+	free(dir);
+}
+
+static int vstate_last;
+static void vseg(void *ctx, const char *path, long blocks, int state, int ok)
+{
+	vstate_last = state;
+}
+
+TEST(sealed_not_in_manifest_is_sealing_then_appended)
+{
+	char *dir = tmpdir(), cmd[4300];
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	runq_events(w, 10, 1795000000000000000);
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	/* As if killed between the seal and its manifest line: the seal
+	 * and stop lines never written. */
+	snprintf(cmd, sizeof(cmd), "sed -i '/^seal \\|^stop /d' %s/MANIFEST",
+		 dir);
+	CHECK_EQ_INT(system(cmd), 0);
+	struct gr_verify vr = { .segment = vseg };
+	CHECK_EQ_INT(gr_verify__dir(dir, &vr), 0);
+	CHECK_EQ_INT(vstate_last, GR_VS_SEALING);
+	w = gr_writer__open(&so);
+	CHECK(w);
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	CHECK_EQ_INT(count_lines(dir, "seal "), 1);
+	struct gr_verify v2 = { .segment = vseg };
+	CHECK_EQ_INT(gr_verify__dir(dir, &v2), 0);
+	CHECK_EQ_INT(vstate_last, GR_VS_SEALED);
+	rmrf(dir);
+	free(dir);
+}
+
 TEST_MAIN(TEST_ENTRY(failed_flush_is_undone) TEST_ENTRY(seal_waits_for_readers)
 	  TEST_ENTRY(failed_block_write_drops_not_overflows)
 	  TEST_ENTRY(one_writer_per_directory) TEST_ENTRY(rotation_by_age)
@@ -648,4 +843,9 @@ TEST_MAIN(TEST_ENTRY(failed_flush_is_undone) TEST_ENTRY(seal_waits_for_readers)
 	  TEST_ENTRY(codec_malformed_payloads)
 	  TEST_ENTRY(writer_sql_round_trip_every_type)
 	  TEST_ENTRY(rotation_and_retention_small_budget)
-	  TEST_ENTRY(crash_recovery_keeps_flushed_events))
+	  TEST_ENTRY(crash_recovery_keeps_flushed_events)
+	  TEST_ENTRY(manifest_parses_both_formats)
+	  TEST_ENTRY(manifest_writer_chains_and_repairs)
+	  TEST_ENTRY(walview_reads_committed_frames_only)
+	  TEST_ENTRY(clock_step_back_keeps_seq_order)
+	  TEST_ENTRY(sealed_not_in_manifest_is_sealing_then_appended))
