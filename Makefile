@@ -42,7 +42,8 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/manifest.c store/verify.c store/sha256.c common/parse.c
 QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
              query/aggregates.c \
-             query/report.c query/cuda_errors.c query/status.c query/export.c
+             query/report.c query/cuda_errors.c query/status.c query/export.c \
+             query/limits.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
 SYNTH_SRC := bench/synth.c bench/synth_nccl.c
