@@ -710,7 +710,8 @@ static int cmd_report(struct opts *o)
 
 static int cmd_export(struct opts *o)
 {
-	struct gr_export x = { .out = o->output, .force = o->force };
+	struct gr_export x = { .out = o->output, .force = o->force,
+			       .data = o->data, .ndata = o->ndata };
 	char err[512];
 
 	if (!o->format_arg)
