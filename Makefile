@@ -131,6 +131,8 @@ unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
 cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/run.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/limits.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
