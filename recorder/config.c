@@ -173,11 +173,11 @@ static int parse_ms(const char *v, int64_t *out)
 	return gr_parse_duration_ns(v, out);
 }
 
-/* Returns the "auto" flag of K_AUTO_SIZE key @k in @c. */
-static int *auto_flag(struct gr_config *c, const struct key *k)
+/* The offset of the "auto" flag of K_AUTO_SIZE key @k in gr_config. */
+static size_t auto_off(const struct key *k)
 {
-	return k->off == OFF(max_disk) ? &c->max_disk_auto :
-					 &c->keep_free_auto;
+	return k->off == OFF(max_disk) ? OFF(max_disk_auto) :
+					 OFF(keep_free_auto);
 }
 
 /* Sets key @k from the text @v.  Returns 0, -ENOMEM, or -EINVAL with
@@ -222,7 +222,7 @@ static int key__set(const struct key *k, struct gr_config *c, const char *v,
 	case K_AUTO_SIZE:
 		if (k->kind == K_AUTO_SIZE && !strcasecmp(v, "auto")) {
 			*(uint64_t *)p = 0;
-			*auto_flag(c, k) = 1;
+			*(int *)((char *)c + auto_off(k)) = 1;
 			return 0;
 		}
 		rc = gr_parse_size(v, &size);
@@ -250,7 +250,7 @@ static int key__set(const struct key *k, struct gr_config *c, const char *v,
 		}
 		*(uint64_t *)p = size;
 		if (k->kind == K_AUTO_SIZE)
-			*auto_flag(c, k) = 0;
+			*(int *)((char *)c + auto_off(k)) = 0;
 		return 0;
 	case K_DURATION:
 	case K_AGE:
@@ -701,7 +701,7 @@ void gr_config__print(const struct gr_config *c, FILE *f)
 			v = *(const uint64_t *)p;
 			fprintf(f, "%s = ", k->name);
 			if (k->kind == K_AUTO_SIZE &&
-			    *auto_flag((struct gr_config *)c, k))
+			    *(const int *)((const char *)c + auto_off(k)))
 				fprintf(f, "auto\n");
 			else
 				print_size(f, v);
