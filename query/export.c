@@ -249,6 +249,23 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 				    "directory: %s of several tables writes "
 				    "DIR/TABLE.%s", x->out, fmt_names[x->fmt],
 				    fmt_names[x->fmt]);
+		if (!exists) {
+			/* The directory export would create: not in a data
+			 * directory either. */
+			char *d = strdup(x->out);
+			size_t len = d ? strlen(d) : 0;
+			int rc;
+
+			if (!d)
+				return fail(err, errlen, -ENOMEM,
+					    "out of memory");
+			while (len > 1 && d[len - 1] == '/')
+				d[--len] = '\0';
+			rc = target__check(x, d, err, errlen);
+			free(d);
+			if (rc)
+				return rc;
+		}
 		for (int i = 0; i < x->ntables; i++) {
 			char *p = table_path(x->out,
 					     gr_tables[x->tables[i]].name, x->fmt);

@@ -75,6 +75,9 @@ user_error "export into the data directory through a symlinked path: refused" \
 	--data "$A" export --format perfetto -o "$T/alias/./x.json" --force
 user_error "export csv -o DATA-DIR/: refused" "a data directory being read" \
 	--data "$A/" export --format csv -o "$A/./"
+user_error "export csv -o DATA-DIR/new/: refused (no directory made there)" \
+	"refusing to write $A/new: it is in $A, a data directory being read" \
+	--data "$A" export --format csv -o "$A/new/"
 eq "the recording untouched (sha256, inodes)" "$(fingerprint "$A"/* "$A")" "$before"
 eq "nothing added to the data directory" "$(ls -A "$A" | grep -c -e tmp -e json -e csv)" 0
 
