@@ -50,7 +50,7 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
 QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
              query/aggregates.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \
-             query/seal.c
+             query/seal.c query/limits.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
 SYNTH_SRC := bench/synth.c bench/synth_nccl.c
@@ -138,6 +138,8 @@ unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
 cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/run.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/limits.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh

@@ -7,6 +7,15 @@
  * a file and a failed export leaves nothing behind.  A file that exists
  * is replaced only with --force; without it the rename is
  * RENAME_NOREPLACE, so that one which appeared meanwhile is kept too.
+ * --force replaces a regular file and nothing else: a rename over
+ * /dev/null, a symbolic link or a fifo would replace the node itself (as
+ * root, /dev/null would become the export).  Nor does export write in a
+ * directory it reads (compared by device and inode, so no spelling of the
+ * path slips past), or replace a file named like a segment or MANIFEST,
+ * wherever it lies: gpurec never alters a recording.  The target is
+ * checked before the recording is read and again just before the rename;
+ * the temporary file is created with O_EXCL|O_NOFOLLOW, so a name
+ * planted there is never followed.
  *
  * csv and jsonl print `SELECT *` of each table with output.c's printers:
  * the bytes `gpurec sql --format csv|jsonl` prints.
@@ -95,6 +104,88 @@ static int fail(char *err, size_t len, int rc, const char *fmt, ...)
 	return rc;
 }
 
+/* ---- targets ------------------------------------------------------------ */
+
+/* What @m is, in words. */
+static const char *kind_name(mode_t m)
+{
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISFIFO(m))
+		return "a fifo";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* Whether @s ends with @suffix. */
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Whether the last component of @path is named like a recording's own
+ * file: a segment (and SQLite's files beside it) or the MANIFEST. */
+static int recording_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return strcmp(b, "MANIFEST") == 0 || ends_with(b, ".seg") ||
+	       ends_with(b, ".seg-wal") || ends_with(b, ".seg-shm") ||
+	       ends_with(b, ".seg-journal");
+}
+
+/* Checks that the file @path may be written: its directory is none of
+ * the --data directories (same device and inode), and whatever is there
+ * already is a regular file (not followed), x->force is given and its
+ * name is not a recording's.  Returns 0, or -EINVAL with @err set. */
+static int target__check(const struct gr_export *x, const char *path,
+			 char *err, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat st, dst, ds;
+	char *dir;
+
+	dir = slash == path ? strdup("/") :
+	      slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return fail(err, len, -ENOMEM, "out of memory");
+	if (stat(dir, &dst) == 0)
+		for (int i = 0; i < x->ndata; i++)
+			if (stat(x->data[i], &ds) == 0 &&
+			    ds.st_dev == dst.st_dev &&
+			    ds.st_ino == dst.st_ino) {
+				free(dir);
+				return fail(err, len, -EINVAL, "refusing to "
+					    "write %s: it is in %s, a data "
+					    "directory being read", path,
+					    x->data[i]);
+			}
+	free(dir);
+	if (lstat(path, &st) != 0)
+		return 0; /* nothing there; other errors show when writing */
+	if (!S_ISREG(st.st_mode))
+		return fail(err, len, -EINVAL, "refusing to replace %s: it is "
+			    "%s (export replaces only a regular file)", path,
+			    kind_name(st.st_mode));
+	if (!x->force)
+		return fail(err, len, -EINVAL, "%s exists (--force replaces "
+			    "it)", path);
+	if (recording_name(path))
+		return fail(err, len, -EINVAL, "refusing to replace %s: it is "
+			    "named like a recording's segment or MANIFEST", path);
+	return 0;
+}
+
 /* Returns a malloc'd DIR/TABLE.csv (or .jsonl), or NULL. */
 static char *table_path(const char *dir, const char *table,
 			enum gr_export_format f)
@@ -158,6 +249,23 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 				    "directory: %s of several tables writes "
 				    "DIR/TABLE.%s", x->out, fmt_names[x->fmt],
 				    fmt_names[x->fmt]);
+		if (!exists) {
+			/* The directory export would create: not in a data
+			 * directory either. */
+			char *d = strdup(x->out);
+			size_t len = d ? strlen(d) : 0;
+			int rc;
+
+			if (!d)
+				return fail(err, errlen, -ENOMEM,
+					    "out of memory");
+			while (len > 1 && d[len - 1] == '/')
+				d[--len] = '\0';
+			rc = target__check(x, d, err, errlen);
+			free(d);
+			if (rc)
+				return rc;
+		}
 		for (int i = 0; i < x->ntables; i++) {
 			char *p = table_path(x->out,
 					     gr_tables[x->tables[i]].name, x->fmt);
@@ -165,24 +273,18 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 			if (!p)
 				return fail(err, errlen, -ENOMEM,
 					    "out of memory");
-			exists = stat(p, &st) == 0;
-			if (exists && !x->force) {
-				fail(err, errlen, -EINVAL, "%s exists (--force "
-				     "replaces it)", p);
-				free(p);
-				return -EINVAL;
-			}
+			int rc = target__check(x, p, err, errlen);
+
 			free(p);
+			if (rc)
+				return rc;
 		}
 		return 0;
 	}
 	if (exists && S_ISDIR(st.st_mode))
 		return fail(err, errlen, -EINVAL, "%s is a directory: -o names "
 			    "the file to write", x->out);
-	if (exists && !x->force)
-		return fail(err, errlen, -EINVAL, "%s exists (--force replaces "
-			    "it)", x->out);
-	return 0;
+	return target__check(x, x->out, err, errlen);
 }
 
 /* ---- output files ------------------------------------------------------ */
@@ -192,45 +294,49 @@ struct outf {
 	const char *path;	/* where it goes; "-" is stdout */
 	char *tmp;		/* the temporary file; NULL for stdout */
 	FILE *f;		/* NULL when the file is written by name */
-	int force;		/* may replace a file at path */
+	const struct gr_export *x; /* --force, the --data directories */
 };
 
 /* Creates @path's temporary file in its directory, opened as o->f when
  * @stream.  Returns 0, or EXIT_USER / EXIT_INTERNAL with @err set. */
-static int outf_open(struct outf *o, const char *path, int force, int stream,
-		     char *err, size_t len)
+static int outf_open(struct outf *o, const struct gr_export *x,
+		     const char *path, int stream, char *err, size_t len)
 {
 	const char *slash = strrchr(path, '/');
-	int fd, e;
-	mode_t um;
+	int fd = -1, e = EEXIST;
 
 	memset(o, 0, sizeof(*o));
 	o->path = path;
-	o->force = force;
+	o->x = x;
 	if (strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
 	}
-	if (asprintf(&o->tmp, "%.*s.%s.tmp-XXXXXX",
-		     slash ? (int)(slash - path + 1) : 0, path,
-		     slash ? slash + 1 : path) < 0) {
-		o->tmp = NULL;
-		return fail(err, len, EXIT_INTERNAL, "out of memory");
+	/* mkstemp's O_EXCL, with O_NOFOLLOW too, and the umask's mode (an
+	 * export is an ordinary file, not a private one). */
+	for (int tries = 0; fd < 0 && e == EEXIST && tries < 100; tries++) {
+		uint64_t r;
+
+		if (getentropy(&r, sizeof(r)) != 0)
+			r = (uint64_t)getpid() << 32 ^ (uint64_t)tries;
+		free(o->tmp);
+		if (asprintf(&o->tmp, "%.*s.%s.tmp-%012" PRIx64,
+			     slash ? (int)(slash - path + 1) : 0, path,
+			     slash ? slash + 1 : path,
+			     (uint64_t)(r & 0xffffffffffffull)) < 0) {
+			o->tmp = NULL;
+			return fail(err, len, EXIT_INTERNAL, "out of memory");
+		}
+		fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			  O_CLOEXEC, 0666);
+		e = fd < 0 ? errno : 0;
 	}
-	fd = mkstemp(o->tmp);
 	if (fd < 0) {
-		e = errno;
 		free(o->tmp);
 		o->tmp = NULL;
 		return fail(err, len, EXIT_USER, "cannot write %s: %s", path,
 			    strerror(e));
 	}
-	/* mkstemp makes the file 0600; an export is an ordinary file.
-	 * Should that fail, it stays private to its owner: no harm done,
-	 * no reason to stop. */
-	um = umask(0);
-	umask(um);
-	(void)fchmod(fd, 0666 & ~um);
 	if (!stream) {
 		close(fd);
 		return 0;
@@ -293,7 +399,12 @@ static int outf_commit(struct outf *o, char *err, size_t len)
 			e = errno ? errno : EIO;
 		o->f = NULL;
 	}
-	if (!e && o->tmp && place(o->tmp, o->path, o->force) != 0)
+	/* What is at the path may have changed while the export ran. */
+	if (!e && o->tmp && target__check(o->x, o->path, err, len) != 0) {
+		outf_abort(o);
+		return EXIT_USER;
+	}
+	if (!e && o->tmp && place(o->tmp, o->path, o->x->force) != 0)
 		e = errno;
 	if (e) {
 		outf_abort(o);
@@ -320,7 +431,7 @@ static int print_table(const struct gr_export *x, sqlite3 *db,
 	char *sql, *msg = NULL;
 	int rc, src;
 
-	rc = outf_open(&o, path, x->force, 1, err, len);
+	rc = outf_open(&o, x, path, 1, err, len);
 	if (rc)
 		return rc;
 	sql = sqlite3_mprintf("SELECT * FROM main.\"%w\"", name);
@@ -464,7 +575,7 @@ static int export_sqlite(const struct gr_export *x, sqlite3 *db, char *err,
 			 size_t len)
 {
 	struct outf o;
-	int rc = outf_open(&o, x->out, x->force, 0, err, len);
+	int rc = outf_open(&o, x, x->out, 0, err, len);
 
 	if (rc)
 		return rc;
@@ -1306,7 +1417,7 @@ static int export_perfetto(const struct gr_export *x, sqlite3 *db, char *err,
 {
 	struct pf p = { .last_host = -1 };
 	struct outf o;
-	int rc = outf_open(&o, x->out, x->force, 1, err, len);
+	int rc = outf_open(&o, x, x->out, 1, err, len);
 
 	if (rc)
 		return rc;

@@ -26,6 +26,8 @@ struct gr_export {
 	int tables[GR_NTABLES];	/* table ids, in the order given */
 	int ntables;
 	int to_dir;		/* csv, jsonl: out is a directory of TABLE.ext */
+	char *const *data;	/* the --data directories read: never written */
+	int ndata;
 };
 
 /* Looks up an export format by name ("perfetto", "csv", "jsonl",
@@ -34,8 +36,10 @@ int gr_export_format__parse(const char *name, enum gr_export_format *out);
 
 /* Fills x->tables from @names (@n of them; none: every event table) and
  * decides the layout from x->fmt, x->out and the file system: refuses a
- * file that exists unless x->force.  Returns 0, or -EINVAL with a
- * one-line reason in @err (a user error). */
+ * file that exists unless x->force, and even with it anything but a
+ * regular file, a name like a segment's or MANIFEST, and any path in a
+ * directory of x->data.  Returns 0, or -EINVAL with a one-line reason in
+ * @err (a user error). */
 int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 		       char *err, size_t errlen);
 

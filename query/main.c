@@ -7,12 +7,21 @@
  * failure.  gpurec never loads BPF and never writes to the data
  * directory: segments are opened read-only (sealed ones immutable).  The
  * one exception is seal-setup, which creates DIR/fss.key (query/seal.c).
+ *
+ * A query cannot run away: every connection gets a wall-clock deadline
+ * (--timeout, checked by a progress handler on the monotonic clock), a
+ * ceiling on SQLite's heap (--max-memory: sqlite3_hard_heap_limit64) and
+ * on any one string or blob (SQLITE_LIMIT_LENGTH), so printf('%.*c', 2e9,
+ * 'x'), zeroblob(2e9) or a recursive CTE end at once with one line and
+ * exit 1.  SQL functions that hand out pointers (fts3_tokenizer) are
+ * refused like load_extension.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +31,7 @@
 #include "common/parse.h"
 #include "query/aggregates.h"
 #include "query/export.h"
+#include "query/limits.h"
 #include "query/output.h"
 #include "query/report.h"
 #include "query/seal.h"
@@ -35,6 +45,8 @@
 #define EXIT_USER 1
 #define EXIT_INTERNAL 2
 #define DEFAULT_DATA "/var/lib/gpurec"
+#define DEFAULT_TIMEOUT "10m"
+#define DEFAULT_MAX_MEMORY "1G"
 #include "common/version.h"
 
 struct opts {
@@ -56,6 +68,10 @@ struct opts {
 	const char *vkey;     /* verify --verification-key: text, or - */
 	char **params;        /* --param KEY=VALUE, in order given */
 	int nparams;
+	const char *timeout;  /* --timeout as given (DEFAULT_TIMEOUT) */
+	int64_t timeout_ns;   /* 0: no deadline */
+	const char *max_memory; /* --max-memory as given */
+	int64_t max_memory_bytes;
 	int argc;             /* what remains after the subcommand */
 	char **argv;
 };
@@ -77,6 +93,15 @@ static void die_user(const char *fmt, ...)
 
 struct auth {
 	const char *why; /* the reason the authorizer last refused */
+	bool pragma_read; /* the statement reads a pragma SQLite does not
+			   * call read-only (journal_mode) */
+};
+
+/* Functions refused by name: load_extension runs code; fts3_tokenizer
+ * with one argument returns a pointer into gpurec's memory (an address
+ * that defeats ASLR), with two it installs one. */
+static const char *const refused_functions[] = {
+	"load_extension", "fts3_tokenizer",
 };
 
 /* Allows reading and computing; refuses anything that would write, attach
@@ -95,10 +120,15 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2,
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
 	case SQLITE_FUNCTION:
-		if (a2 && strcasecmp(a2, "load_extension") == 0) {
-			au->why = "load_extension is not allowed";
-			return SQLITE_DENY;
-		}
+		for (size_t i = 0; a2 && i < sizeof(refused_functions) /
+						 sizeof(*refused_functions); i++)
+			if (strcasecmp(a2, refused_functions[i]) == 0) {
+				au->why = strcasecmp(a2, "load_extension") ?
+					"fts3_tokenizer is not allowed (it "
+					"returns a pointer)" :
+					"load_extension is not allowed";
+				return SQLITE_DENY;
+			}
 		return SQLITE_OK;
 	case SQLITE_PRAGMA: {
 		/* Introspection pragmas take an argument and only read;
@@ -112,8 +142,14 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2,
 		for (size_t i = 0; i < sizeof(readers) / sizeof(*readers); i++)
 			if (a1 && strcasecmp(a1, readers[i]) == 0)
 				return SQLITE_OK;
-		if (a2 == NULL)
+		if (a2 == NULL) {
+			/* Reading journal_mode changes nothing, but SQLite
+			 * cannot tell it from setting it
+			 * (sqlite3_stmt_readonly says no). */
+			if (a1 && strcasecmp(a1, "journal_mode") == 0)
+				au->pragma_read = true;
 			return SQLITE_OK;
+		}
 		au->why = "PRAGMA assignments are not allowed";
 		return SQLITE_DENY;
 	}
@@ -194,7 +230,9 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 	char pragma[32];
 	snprintf(pragma, sizeof(pragma), "PRAGMA threads=%d", helpers);
 	sqlite3_exec(db, pragma, NULL, NULL, NULL);
-	int rc = gr_aggregates__register(db);
+	int rc = gr_limits__apply(db);
+	if (rc == SQLITE_OK)
+		rc = gr_aggregates__register(db);
 	if (rc == SQLITE_OK)
 		rc = gr_report__register(db);
 	if (rc == SQLITE_OK && q)
@@ -221,10 +259,14 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 	const char *tail = sql;
 	while (tail && *tail) {
 		sqlite3_stmt *st = NULL;
-		if (au)
+		if (au) {
 			au->why = NULL;
+			au->pragma_read = false;
+		}
 		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
 		if (rc != SQLITE_OK) {
+			if (gr_limits__explain(rc))
+				return EXIT_USER;
 			if (au && au->why)
 				fprintf(stderr, "gpurec: refused: %s\n", au->why);
 			else if (strstr(sqlite3_errmsg(db), "may not be modified"))
@@ -237,7 +279,7 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 		}
 		if (!st)
 			continue; /* whitespace or a comment */
-		if (!sqlite3_stmt_readonly(st)) {
+		if (!sqlite3_stmt_readonly(st) && !(au && au->pragma_read)) {
 			sqlite3_finalize(st);
 			fprintf(stderr, "gpurec: refused: the recording is "
 					"read-only\n");
@@ -252,6 +294,10 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 		char *err = NULL;
 		rc = gr_output__run(st, fmt, stdout, &err);
 		sqlite3_finalize(st);
+		if (rc != SQLITE_OK && gr_limits__explain(rc)) {
+			free(err);
+			return EXIT_USER;
+		}
 		if (rc != SQLITE_OK) {
 			fprintf(stderr, "gpurec: SQL error: %s\n",
 				err ? err : sqlite3_errstr(rc));
@@ -735,7 +781,8 @@ static int cmd_report(struct opts *o)
 
 static int cmd_export(struct opts *o)
 {
-	struct gr_export x = { .out = o->output, .force = o->force };
+	struct gr_export x = { .out = o->output, .force = o->force,
+			       .data = o->data, .ndata = o->ndata };
 	char err[512];
 
 	if (!o->format_arg)
@@ -753,7 +800,9 @@ static int cmd_export(struct opts *o)
 	open_qctx(o, &q);
 	sqlite3 *db = open_db(&q, NULL);
 	int rc = gr_export__run(&x, db, err, sizeof(err));
-	if (rc)
+	if (rc && gr_limits__expired() && gr_limits__explain(rc))
+		rc = EXIT_USER; /* the partial file is gone already */
+	else if (rc)
 		fprintf(stderr, "gpurec: %s\n", err);
 	sqlite3_close(db);
 	free(q.warned);
@@ -843,6 +892,13 @@ static void usage(FILE *f)
 		"(repeatable)\n"
 		"  --raw            report: answer from raw events, not the "
 		"summaries\n"
+		"  --timeout D      sql, report, export: stop a query after D "
+		"(90s, 10m, 1h;\n"
+		"                   0: never; default " DEFAULT_TIMEOUT ")\n"
+		"  --max-memory S   sql, report, export: SQLite's memory at most "
+		"S (default\n"
+		"                   " DEFAULT_MAX_MEMORY "; a string or blob at "
+		"most 64M)\n"
 		"  -v, --verbose    verify: list every segment checked\n"
 		"  --verification-key K  verify: check the MANIFEST's sealing "
 		"tags (K from\n"
@@ -868,12 +924,15 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'F' },
 		{ "interval", required_argument, NULL, 'I' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "verification-key", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { 0 };
+	struct opts o = { .timeout = DEFAULT_TIMEOUT,
+			  .max_memory = DEFAULT_MAX_MEMORY };
 	int c, help = 0;
 
 	o.data = calloc((size_t)argc + 1, sizeof(char *));
@@ -931,6 +990,12 @@ int main(int argc, char **argv)
 		case 'K':
 			o.vkey = optarg;
 			break;
+		case 'T':
+			o.timeout = optarg;
+			break;
+		case 'M':
+			o.max_memory = optarg;
+			break;
 		case 'h':
 			help = 1;
 			break;
@@ -960,6 +1025,16 @@ int main(int argc, char **argv)
 	const char *name = argv[optind];
 	int exporting = strcmp(name, "export") == 0;
 	int sealing = strcmp(name, "seal-setup") == 0;
+	if (gr_parse_duration_ns(o.timeout, &o.timeout_ns))
+		die_user("bad --timeout '%s': expected a duration like 90s, "
+			 "10m or 1h (0: none)", o.timeout);
+	uint64_t mem;
+	if (gr_parse_size(o.max_memory, &mem) || mem > INT64_MAX ||
+	    (int64_t)mem < GR_LIMITS_MIN_MEMORY)
+		die_user("bad --max-memory '%s': expected a size like 512M or "
+			 "4G, at least 16M", o.max_memory);
+	o.max_memory_bytes = (int64_t)mem;
+	gr_limits__start(o.timeout_ns, o.timeout, o.max_memory_bytes);
 	if (!o.ndata)
 		o.data[o.ndata++] = DEFAULT_DATA;
 	/* export names its own formats (cmd_export checks them). */

@@ -75,6 +75,23 @@ static int is_int(const char *v)
 	return *v && !*end && !errno;
 }
 
+/* Whether @v is a whole number, 0 or more, in decimal digits alone. */
+static int is_natural(const char *v)
+{
+	return is_int(v) && strspn(v, "0123456789") == strlen(v);
+}
+
+/* Whether parameter @k of @r takes a whole number that may not be
+ * negative: every parameter whose default is one (limits, thresholds,
+ * intervals: SQLite reads LIMIT -5 as no limit at all) and, without a
+ * default, pid and at.  Typing parameters in the report headers would
+ * say this for each one; until then, this is what the headers imply. */
+static int is_count(const struct gr_report *r, int k)
+{
+	return is_int(r->params[k].def) || !strcmp(r->params[k].key, "pid") ||
+	       !strcmp(r->params[k].key, "at");
+}
+
 int gr_report__check_params(const struct gr_report *r, char *const *kv,
 			    int n, char *err, size_t errlen)
 {
@@ -86,9 +103,10 @@ int gr_report__check_params(const struct gr_report *r, char *const *kv,
 			return -EINVAL;
 		}
 		int k = param_index(r, kv[i], (size_t)(eq - kv[i]));
-		if (k >= 0 && is_int(r->params[k].def) && !is_int(eq + 1)) {
+		if (k >= 0 && is_count(r, k) && !is_natural(eq + 1)) {
 			snprintf(err, errlen, "bad --param '%s': %s takes a "
-				 "whole number", kv[i], r->params[k].key);
+				 "whole number, 0 or more", kv[i],
+				 r->params[k].key);
 			return -EINVAL;
 		}
 		if (k < 0) {

@@ -115,13 +115,46 @@ static void add_problem(struct ctx *c, struct dstat *d, const char *path,
 	d->nproblems++;
 }
 
+/* a + b, held at INT64_MAX or INT64_MIN where it would overflow: a
+ * segment's counts and times are its own to claim, and a crafted one must
+ * not make the sums undefined. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* last - first, held at INT64_MAX: a span of blocks claiming
+ * INT64_MIN .. INT64_MAX is longer than int64 ns can say. */
+static int64_t span_ns(int64_t first, int64_t last)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(last, first, &r))
+		return INT64_MAX;
+	return r;
+}
+
+/* A double count (SQL's total()) as int64, held at the type's ends. */
+static int64_t dbl_count(double v)
+{
+	if (!(v >= 0))
+		return 0;
+	if (v >= 9223372036854775807.0)
+		return INT64_MAX;
+	return (int64_t)v;
+}
+
 /* Adds n under name in list (a handful of entries: a linear search). */
 static void add_named(struct ctx *c, struct named **list, int *len,
 		      const char *name, int64_t n)
 {
 	for (int i = 0; i < *len; i++)
 		if (strcmp((*list)[i].name, name) == 0) {
-			(*list)[i].n += n;
+			(*list)[i].n = sat_add((*list)[i].n, n);
 			return;
 		}
 	struct named *p = realloc(*list, (size_t)(*len + 1) * sizeof(*p));
@@ -293,7 +326,8 @@ static void read_recorder(struct ctx *c, struct dstat *d)
 	free(text);
 	r->running = lock_held(d->path) || (r->valid && pid_is_gpurecd(r->pid));
 
-	int64_t age = r->updated_ns >= 0 ? c->o->now_ns - r->updated_ns : -1;
+	int64_t age = r->updated_ns >= 0 ?
+			      span_ns(r->updated_ns, c->o->now_ns) : -1;
 	if (!r->has_file)
 		r->state = r->running ? "starting" : "none";
 	else if (!r->valid || !r->file_state)
@@ -370,7 +404,8 @@ static void scan_drops(struct ctx *c, struct dstat *d, struct gr_segment *s)
 						  s->dict[id] : NULL;
 			add_named(c, &d->drops, &d->ndrops, src ? src : "?",
 				  c->vals[1][i]);
-			d->drops_total += c->vals[1][i];
+			d->drops_total = sat_add(d->drops_total,
+						 c->vals[1][i]);
 		}
 	}
 }
@@ -402,15 +437,15 @@ static void scan_segment(struct ctx *c, struct dstat *d,
 		const char *tbl = (const char *)sqlite3_column_text(st, 0);
 		int t = tbl ? gr_table__find(tbl) : -1;
 		struct tstat one = {
-			(int64_t)sqlite3_column_double(st, 2),
+			dbl_count(sqlite3_column_double(st, 2)),
 			sqlite3_column_int64(st, 1),
-			(int64_t)sqlite3_column_double(st, 5),
+			dbl_count(sqlite3_column_double(st, 5)),
 		};
 		if (t >= 0 && (gr_tables[t].flags & GR_TF_EVENT))
 			tab[t] = one;
-		total.events += one.events;
-		total.blocks += one.blocks;
-		total.bytes += one.bytes;
+		total.events = sat_add(total.events, one.events);
+		total.blocks = sat_add(total.blocks, one.blocks);
+		total.bytes = sat_add(total.bytes, one.bytes);
 		if (one.events > 0) {
 			int64_t lo = sqlite3_column_int64(st, 3);
 			int64_t hi = sqlite3_column_int64(st, 4);
@@ -432,13 +467,13 @@ static void scan_segment(struct ctx *c, struct dstat *d,
 	sqlite3_finalize(st);
 	add_named(c, &d->hosts, &d->nhosts, s->host, 0);
 	for (int t = 0; t < GR_NTABLES; t++) {
-		d->tab[t].events += tab[t].events;
-		d->tab[t].blocks += tab[t].blocks;
-		d->tab[t].bytes += tab[t].bytes;
+		d->tab[t].events = sat_add(d->tab[t].events, tab[t].events);
+		d->tab[t].blocks = sat_add(d->tab[t].blocks, tab[t].blocks);
+		d->tab[t].bytes = sat_add(d->tab[t].bytes, tab[t].bytes);
 	}
-	d->total.events += total.events;
-	d->total.blocks += total.blocks;
-	d->total.bytes += total.bytes;
+	d->total.events = sat_add(d->total.events, total.events);
+	d->total.blocks = sat_add(d->total.blocks, total.blocks);
+	d->total.bytes = sat_add(d->total.bytes, total.bytes);
 	d->first_ns = first < d->first_ns ? first : d->first_ns;
 	d->last_ns = last > d->last_ns ? last : d->last_ns;
 	if (tab[GR_T_drops].blocks)
@@ -550,9 +585,9 @@ static struct tstat sql_count(const struct dstat *d, int t)
 		if (m == t || !(gr_tables[m].flags & GR_TF_EVENT) ||
 		    strncmp(gr_tables[m].name, "cuda_", 5) != 0)
 			continue;
-		r.events += d->tab[m].events;
-		r.blocks += d->tab[m].blocks;
-		r.bytes += d->tab[m].bytes;
+		r.events = sat_add(r.events, d->tab[m].events);
+		r.blocks = sat_add(r.blocks, d->tab[m].blocks);
+		r.bytes = sat_add(r.bytes, d->tab[m].bytes);
 	}
 	return r;
 }
@@ -589,7 +624,10 @@ static void fmt_time(char *buf, size_t len, int64_t ns, int decimals)
 		frac += 1000000000;
 		s--;
 	}
-	gmtime_r(&s, &tm);
+	if (!gmtime_r(&s, &tm)) {
+		snprintf(buf, len, "%" PRId64 " ns", ns);
+		return;
+	}
 	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
 	for (int i = decimals; i < 9; i++)
 		frac /= 10;
@@ -619,7 +657,7 @@ static void json_recorder(struct gr_json *j, const struct ctx *c,
 	json_opt_int(j, "updated_ns", r->updated_ns);
 	if (r->updated_ns >= 0)
 		gr_json__fixed(j, "updated_age_s",
-			       (double)(c->o->now_ns - r->updated_ns) / 1e9, 3);
+			       (double)span_ns(r->updated_ns, c->o->now_ns) / 1e9, 3);
 	else
 		gr_json__null(j, "updated_age_s");
 	gr_json__str(j, "segment", r->segment);
@@ -655,7 +693,8 @@ static void json_span(struct gr_json *j, int64_t first, int64_t last)
 		gr_json__str(j, "first", buf);
 		fmt_time(buf, sizeof(buf), last, 9);
 		gr_json__str(j, "last", buf);
-		gr_json__fixed(j, "seconds", (double)(last - first) / 1e9, 3);
+		gr_json__fixed(j, "seconds", ((double)last - (double)first) / 1e9,
+			       3);
 	}
 	gr_json__end(j, '{');
 }
@@ -740,9 +779,9 @@ static void sum_dirs(const struct dstat *ds, int n, struct totals *t)
 	for (int i = 0; i < n; i++) {
 		const struct dstat *d = &ds[i];
 		t->segments += d->segments;
-		t->events += d->total.events;
-		t->blocks += d->total.blocks;
-		t->drops += d->drops_total;
+		t->events = sat_add(t->events, d->total.events);
+		t->blocks = sat_add(t->blocks, d->total.blocks);
+		t->drops = sat_add(t->drops, d->drops_total);
 		t->problems += d->nproblems;
 		t->seg_bytes += d->seg_bytes;
 		t->dir_bytes += d->dir_bytes;
@@ -805,9 +844,9 @@ static const char *fmt_bytes(char *buf, size_t len, uint64_t v)
 /* 0.4 s, 59.9 s, 12m05s, 3h02m, 4d07h */
 static const char *fmt_dur(char *buf, size_t len, int64_t ns)
 {
-	int64_t s = (ns + 500000000) / 1000000000; /* rounded */
+	int64_t s = sat_add(ns, 500000000) / 1000000000; /* rounded */
 	if (ns < 0)
-		snprintf(buf, len, "-%.1f s", (double)-ns / 1e9);
+		snprintf(buf, len, "-%.1f s", -(double)ns / 1e9);
 	else if (ns < 59950000000ll) /* below what %.1f rounds to 60.0 */
 		snprintf(buf, len, "%.1f s", (double)ns / 1e9);
 	else if (s < 3600)
@@ -867,11 +906,11 @@ static void text_recorder(FILE *f, const struct ctx *c,
 		fprintf(f, ", gpurecd %s", r->version);
 	if (!strcmp(r->state, "recording") && r->started_ns >= 0)
 		fprintf(f, ", up %s", fmt_dur(up, sizeof(up),
-					      now - r->started_ns));
+					      span_ns(r->started_ns, now)));
 	if (r->updated_ns >= 0) {
 		fmt_time(t, sizeof(t), r->updated_ns, 3);
 		fprintf(f, ", updated %s ago (%s)",
-			fmt_dur(age, sizeof(age), now - r->updated_ns), t);
+			fmt_dur(age, sizeof(age), span_ns(r->updated_ns, now)), t);
 	}
 	fputc('\n', f);
 	if (why)
@@ -911,7 +950,7 @@ static void text_dir(FILE *f, const struct ctx *c, const struct dstat *d)
 		fmt_time(t1, sizeof(t1), d->first_ns, 3);
 		fmt_time(t2, sizeof(t2), d->last_ns, 3);
 		fprintf(f, "%-10s %s .. %s (%s)\n", "span", t1, t2,
-			fmt_dur(a, sizeof(a), d->last_ns - d->first_ns));
+			fmt_dur(a, sizeof(a), span_ns(d->first_ns, d->last_ns)));
 	} else {
 		fprintf(f, "%-10s no events\n", "span");
 	}

@@ -394,8 +394,9 @@ static int next_segment(struct scur *c)
 {
 	struct gr_qctx *q = c->vt->q;
 	char *err = NULL;
-	close_segment(c);
-	while (++c->si < q->cat.nsegs) {
+	/* Closed at each step: a segment with no entry (for this pid) is
+	 * passed over, and must not be leaked when the next one opens. */
+	while (close_segment(c), ++c->si < q->cat.nsegs) {
 		if (!gr_vtab__open_segment(q, c->si, c->lo, c->hi, q->host,
 					   &c->seg))
 			continue;

@@ -35,7 +35,9 @@ enum kind {
 	K_PATH,		/* char *, not empty */
 	K_LIST,		/* appended to cuda_libs */
 	K_SIZE,		/* uint64_t bytes, above 0 */
-	K_AUTO_SIZE,	/* uint64_t bytes, 0 or "auto": resolved later */
+	K_AUTO_SIZE,	/* uint64_t bytes, or "auto" (auto_flag()):
+			 * journald's defaults, resolved by
+			 * gr_config__resolve_auto() */
 	K_DURATION,	/* int64_t ns, bare number = seconds, 0 allowed */
 	K_AGE,		/* int64_t ns, bare number = seconds, above 0 */
 	K_MS,		/* int64_t ns, bare number = ms, 10 ms to 60 s */
@@ -61,7 +63,7 @@ static const struct key keys[] = {
 	{ "max-disk", "SIZE", K_AUTO_SIZE, OFF(max_disk),
 	  "segments' cap (auto: 10% of the fs, at most 4G)" },
 	{ "keep-free", "SIZE", K_AUTO_SIZE, OFF(keep_free),
-	  "keep this much free (auto: 15% of the fs, at most 4G)" },
+	  "keep this much free, 0: none (auto: 15% of the fs, at most 4G)" },
 	{ "segment-size", "SIZE", K_SIZE, OFF(segment_size),
 	  "start a new segment at this size (256M)" },
 	{ "segment-age", "SECONDS", K_AGE, OFF(segment_age_ns),
@@ -171,6 +173,13 @@ static int parse_ms(const char *v, int64_t *out)
 	return gr_parse_duration_ns(v, out);
 }
 
+/* The offset of the "auto" flag of K_AUTO_SIZE key @k in gr_config. */
+static size_t auto_off(const struct key *k)
+{
+	return k->off == OFF(max_disk) ? OFF(max_disk_auto) :
+					 OFF(keep_free_auto);
+}
+
 /* Sets key @k from the text @v.  Returns 0, -ENOMEM, or -EINVAL with
  * *@why saying what was expected. */
 static int key__set(const struct key *k, struct gr_config *c, const char *v,
@@ -213,6 +222,7 @@ static int key__set(const struct key *k, struct gr_config *c, const char *v,
 	case K_AUTO_SIZE:
 		if (k->kind == K_AUTO_SIZE && !strcasecmp(v, "auto")) {
 			*(uint64_t *)p = 0;
+			*(int *)((char *)c + auto_off(k)) = 1;
 			return 0;
 		}
 		rc = gr_parse_size(v, &size);
@@ -230,7 +240,17 @@ static int key__set(const struct key *k, struct gr_config *c, const char *v,
 			*why = "must be above 0";
 			return -EINVAL;
 		}
+		/* 0 used to mean auto, silently: now it is what it says
+		 * where it means something (keep nothing free), and an
+		 * error where it does not (a cap of nothing). */
+		if (k->kind == K_AUTO_SIZE && !size &&
+		    k->off != OFF(keep_free)) {
+			*why = "must be a size above 0, or auto";
+			return -EINVAL;
+		}
 		*(uint64_t *)p = size;
+		if (k->kind == K_AUTO_SIZE)
+			*(int *)((char *)c + auto_off(k)) = 0;
 		return 0;
 	case K_DURATION:
 	case K_AGE:
@@ -388,12 +408,21 @@ static int config__read_file(struct gr_config *c, const char *path, int must,
 		return fail(-ENOMEM, err, len, "out of memory");
 	}
 	for (;;) {
+		ssize_t n;
+
 		errno = 0;
-		if (getline(&line, &cap, f) < 0) {
+		if ((n = getline(&line, &cap, f)) < 0) {
 			if (ferror(f))
 				rc = fail(-EINVAL, err, len,
 					  "cannot read config file %s: %s",
 					  path, strerror(errno ? errno : EIO));
+			break;
+		}
+		/* A NUL would end the value where a reader of the file
+		 * sees more of it. */
+		if (memchr(line, '\0', (size_t)n)) {
+			rc = fail(-EINVAL, err, len, "%s:%d: a NUL byte in the "
+				  "line", path, lineno + 1);
 			break;
 		}
 		rc = config__apply_line(c, line, path, ++lineno, seen, err,
@@ -538,6 +567,7 @@ int gr_config__load(struct gr_config *c, int argc, char **argv,
 	c->flush_interval_ns = 1000 * NS_PER_MS;
 	c->offcpu_min_ns = 1000000;
 	c->file_io_min_ns = 1000000;
+	c->max_disk_auto = c->keep_free_auto = 1;
 	c->data_dir = strdup(GR_CONFIG_DEFAULT_DATA);
 	if (!c->data_dir)
 		return fail(-ENOMEM, err, errlen, "out of memory");
@@ -670,7 +700,8 @@ void gr_config__print(const struct gr_config *c, FILE *f)
 		case K_AUTO_SIZE:
 			v = *(const uint64_t *)p;
 			fprintf(f, "%s = ", k->name);
-			if (k->kind == K_AUTO_SIZE && !v)
+			if (k->kind == K_AUTO_SIZE &&
+			    *(const int *)((const char *)c + auto_off(k)))
 				fprintf(f, "auto\n");
 			else
 				print_size(f, v);
@@ -694,6 +725,19 @@ void gr_config__print(const struct gr_config *c, FILE *f)
 			break;
 		}
 	}
+}
+
+void gr_config__resolve_auto(struct gr_config *c, uint64_t fs_bytes)
+{
+	const uint64_t cap = 4ull << 30;
+	/* 15% without overflowing 64 bits on any file system */
+	uint64_t pct15 = fs_bytes / 100 * 15 + fs_bytes % 100 * 15 / 100;
+
+	if (c->max_disk_auto)
+		c->max_disk = fs_bytes / 10 < cap ? fs_bytes / 10 : cap;
+	if (c->keep_free_auto)
+		c->keep_free = pct15 < cap ? pct15 : cap;
+	c->max_disk_auto = c->keep_free_auto = 0;
 }
 
 void gr_config__usage(FILE *f)

@@ -4,9 +4,11 @@
  * The file takes `key = value` lines; the keys are the long option names
  * without the dashes ('-' or '_' inside a key), `#` starts a comment line;
  * each key is set once (cuda-lib once per library) and paths are absolute.
- * max_disk and keep_free 0 mean "auto": the daemon resolves them once the
- * data directory exists, to 10% and 15% of its file system, each capped at
- * 4 GiB (journald's MaxUse and KeepFree).
+ * max-disk and keep-free take a size or "auto", the default: journald's
+ * MaxUse and KeepFree, 10% and 15% of the data directory's file system,
+ * each capped at 4 GiB, resolved by gr_config__resolve_auto() once the
+ * directory exists.  keep-free 0 keeps nothing free; max-disk 0 is refused
+ * (a cap of nothing).
  */
 #ifndef GR_RECORDER_CONFIG_H
 #define GR_RECORDER_CONFIG_H
@@ -22,7 +24,8 @@ struct gr_config {
 	char *config_path;	/* file read, or NULL if none */
 	char *data_dir;
 	int64_t duration_ns;	/* 0: until signalled */
-	uint64_t max_disk, keep_free, segment_size; /* max_disk/keep_free 0: auto */
+	uint64_t max_disk, keep_free, segment_size;
+	int max_disk_auto, keep_free_auto; /* "auto": the value is not set */
 	int64_t segment_age_ns, flush_interval_ns;
 	char **cuda_libs;	/* the file's entries, then the command line's */
 	int ncuda_libs;
@@ -55,6 +58,10 @@ void gr_config__print(const struct gr_config *c, FILE *f);
  * with a one-line message without a newline in @msg. */
 int gr_config__check_data_dir(const struct gr_config *c, char *msg,
 			      size_t len);
+
+/* Sets max_disk and keep_free where they are "auto", from the size of
+ * the data directory's file system (@fs_bytes), and clears the flags. */
+void gr_config__resolve_auto(struct gr_config *c, uint64_t fs_bytes);
 
 /* Writes the usage text for --help. */
 void gr_config__usage(FILE *f);

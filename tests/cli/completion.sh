@@ -99,6 +99,11 @@ checks() {
 		"$(comp gpurec seal-setup --interval 1h '')" ""
 	eq "${L}gpurec --interval 1h s<TAB>: its value skipped" \
 		"$(comp gpurec --interval 1h s)" "schema seal-setup sql status"
+	eq "${L}gpurec sql --t<TAB>" "$(comp gpurec sql --t)" "--timeout"
+	eq "${L}gpurec report x --max<TAB>" "$(comp gpurec report x --max)" "--max-memory"
+	eq "${L}gpurec export --timeout 5m <TAB>: its value skipped, tables" \
+		"$(comp gpurec export --timeout 5m cuda_mem)" "cuda_mem cuda_memcpy cuda_memset"
+	eq "${L}gpurec --timeout <TAB>: no guess" "$(comp gpurec --timeout '')" ""
 
 	eq "${L}gpurec --data <TAB>: directories" "$(comp gpurec --data "$T/d/re")" \
 		"$T/d/rec1 $T/d/rec2"

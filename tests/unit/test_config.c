@@ -112,6 +112,8 @@ TEST(defaults)
 	CHECK_EQ_INT(c.duration_ns, 0);
 	CHECK_EQ_INT(c.max_disk, 0);
 	CHECK_EQ_INT(c.keep_free, 0);
+	CHECK_EQ_INT(c.max_disk_auto, 1);	/* auto is the default */
+	CHECK_EQ_INT(c.keep_free_auto, 1);
 	CHECK_EQ_INT(c.segment_size, 256LL << 20);
 	CHECK_EQ_INT(c.segment_age_ns, 3600 * NS);
 	CHECK_EQ_INT(c.flush_interval_ns, 1000 * MS);
@@ -190,7 +192,85 @@ TEST(file_every_key)
 	CHECK_EQ_INT(c.sched_all, 1);
 	CHECK_EQ_INT(c.max_disk, 0);
 	CHECK_EQ_INT(c.keep_free, 0);
+	CHECK_EQ_INT(c.max_disk_auto + c.keep_free_auto, 2);
 	gr_config__free(&c);
+}
+
+/* "auto" is a keyword, not 0: keep-free = 0 keeps nothing free, max-disk
+ * = 0 is refused (issue 15: both silently meant auto). */
+TEST(auto_and_zero)
+{
+	struct gr_config c;
+	char path[64], *out;
+
+	CHECK_EQ_INT(LOAD_TEXT(&c, "keep-free = 0\nmax-disk = 2G\n", path), 0);
+	CHECK_EQ_INT(c.keep_free, 0);
+	CHECK_EQ_INT(c.keep_free_auto, 0);
+	CHECK_EQ_INT(c.max_disk, 2LL << 30);
+	CHECK_EQ_INT(c.max_disk_auto, 0);
+	out = print_str(&c);
+	CHECK(out && strstr(out, "\nkeep-free = 0\n") != NULL);
+	CHECK(out && strstr(out, "\nmax-disk = 2G\n") != NULL);
+	free(out);
+	/* resolved: only what is auto takes journald's defaults */
+	gr_config__resolve_auto(&c, 100ull << 30);
+	CHECK_EQ_INT(c.keep_free, 0);
+	CHECK_EQ_INT(c.max_disk, 2LL << 30);
+	gr_config__free(&c);
+
+	CHECK_EQ_INT(LOAD(&c, NOFILE), 0);
+	out = print_str(&c);
+	CHECK(out && strstr(out, "\nmax-disk = auto\nkeep-free = auto\n"));
+	free(out);
+	gr_config__resolve_auto(&c, 10ull << 30);	/* 10%, 15% */
+	CHECK_EQ_INT(c.max_disk, 1073741824LL);
+	CHECK_EQ_INT(c.keep_free, 1610612736LL);
+	CHECK_EQ_INT(c.max_disk_auto + c.keep_free_auto, 0);
+	gr_config__free(&c);
+	CHECK_EQ_INT(LOAD(&c, NOFILE), 0);
+	gr_config__resolve_auto(&c, 1ull << 40);	/* capped at 4G */
+	CHECK_EQ_INT(c.max_disk, 4LL << 30);
+	CHECK_EQ_INT(c.keep_free, 4LL << 30);
+	gr_config__free(&c);
+
+	/* the command line: 0, then auto again over the file's size */
+	CHECK_EQ_INT(LOAD_TEXT(&c, "keep-free = 1G\n", path, "--keep-free",
+			       "0"), 0);
+	CHECK_EQ_INT(c.keep_free + c.keep_free_auto, 0);
+	gr_config__free(&c);
+	CHECK_EQ_INT(LOAD_TEXT(&c, "keep-free = 1G\n", path, "--keep-free",
+			       "auto"), 0);
+	CHECK_EQ_INT(c.keep_free_auto, 1);
+	gr_config__free(&c);
+
+	CHECK_FILE_ERR("max-disk = 0\n",
+		       "1: bad value '0' for max-disk: must be a size above 0, or auto");
+	CHECK_FILE_ERR("max-disk = 0K\n",
+		       "1: bad value '0K' for max-disk: must be a size above 0, or auto");
+	CHECK_ARGV_ERR("bad value '0' for --max-disk: must be a size above 0, or auto",
+		       "--max-disk", "0");
+}
+
+/* A NUL byte ends a C string where the line goes on: refused with the
+ * file and line, not read as a shorter value (issue 15). */
+TEST(file_nul_byte)
+{
+	static const char text[] = "verbose = yes\ndata = /srv\0/other\n";
+	char path[64] = "/tmp/gr_test_config.XXXXXX";
+	struct gr_config c;
+	char want[128];
+	int fd = mkstemp(path), rc;
+
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(write(fd, text, sizeof(text) - 1),
+		     (ssize_t)sizeof(text) - 1);
+	close(fd);
+	rc = load_(&c, path, (char *[]){ "gpurecd", NULL });
+	unlink(path);
+	CHECK_EQ_INT(rc, -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: a NUL byte in the line", path);
+	CHECK_EQ_STR(err, want);
+	CHECK(c.data_dir == NULL);
 }
 
 TEST(file_syntax)
@@ -745,7 +825,8 @@ TEST(usage)
 	free(buf);
 }
 
-TEST_MAIN(TEST_ENTRY(defaults) TEST_ENTRY(file_every_key)
+TEST_MAIN(TEST_ENTRY(defaults) TEST_ENTRY(auto_and_zero)
+	  TEST_ENTRY(file_nul_byte) TEST_ENTRY(file_every_key)
 	  TEST_ENTRY(file_syntax) TEST_ENTRY(argv_overrides_file)
 	  TEST_ENTRY(argv_every_option) TEST_ENTRY(durations)
 	  TEST_ENTRY(cuda_libs_order) TEST_ENTRY(file_unknown_key)

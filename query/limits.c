@@ -1,0 +1,258 @@
+/* limits.c - the deadline, the memory ceiling and the guarded printf().
+ * See limits.h.
+ *
+ * The deadline is checked by a progress handler every PROGRESS_OPS
+ * virtual-machine steps, on CLOCK_MONOTONIC (a wall-clock step must not
+ * end or stretch a query); returning non-zero makes the statement fail
+ * with SQLITE_INTERRUPT, and `expired` tells that apart from an error.
+ *
+ * SQLITE_LIMIT_LENGTH makes zeroblob(), randomblob(), replace(),
+ * group_concat() and the rest fail with SQLITE_TOOBIG as soon as a result
+ * would pass it.  printf() is the exception: SQLite 3.40 builds a
+ * '%.*c' of 2e9 one character at a time up to the limit and then returns
+ * NULL with no error (the 14 minutes of issue 15, at the default
+ * 1,000,000,000-byte limit).  So printf() and format() are registered over
+ * the built-in: the format is scanned as SQLite's own printf scans it, and
+ * a call whose widths, precisions and arguments could pass the limit fails
+ * with SQLITE_TOOBIG at once; any other call is handed to the built-in on
+ * a private connection (the only way to reach it once overridden), whose
+ * output is then exact.
+ */
+#include "query/limits.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PROGRESS_OPS 1000	/* VM steps between two looks at the clock */
+#define MAX_ARGS 127		/* SQLITE_MAX_FUNCTION_ARG's default */
+#define NUMBER_BYTES 400	/* the most a number without width prints */
+
+static struct {
+	int64_t deadline_ns;	/* CLOCK_MONOTONIC; INT64_MAX: none */
+	const char *after;	/* --timeout as given, for the message */
+	bool expired;		/* the progress handler stopped a statement */
+} lim = { INT64_MAX, "", false };
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void gr_limits__start(int64_t timeout_ns, const char *timeout_arg,
+		      int64_t max_memory)
+{
+	int64_t now = mono_ns();
+
+	lim.deadline_ns = timeout_ns <= 0 ? INT64_MAX :
+			  timeout_ns > INT64_MAX - now ? INT64_MAX :
+			  now + timeout_ns;
+	lim.after = timeout_arg;
+	lim.expired = false;
+	sqlite3_hard_heap_limit64(max_memory);
+}
+
+/* Non-zero interrupts the running statement. */
+static int progress(void *ctx)
+{
+	(void)ctx;
+	if (mono_ns() < lim.deadline_ns)
+		return 0;
+	lim.expired = true;
+	return 1;
+}
+
+int gr_limits__expired(void)
+{
+	return lim.expired;
+}
+
+int gr_limits__explain(int rc)
+{
+	if (lim.expired) {
+		fprintf(stderr, "gpurec: query timed out after %s (--timeout)\n",
+			lim.after);
+		return 1;
+	}
+	switch (rc & 0xff) {
+	case SQLITE_NOMEM:
+		fprintf(stderr, "gpurec: out of memory: the query needs more "
+			"than --max-memory allows\n");
+		return 1;
+	case SQLITE_TOOBIG:
+		fprintf(stderr, "gpurec: string or blob too big (at most %d "
+			"bytes)\n", GR_LIMITS_MAX_STRING);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- printf() ------------------------------------------------------------ */
+
+/* The built-in printf() on a private connection: a statement per number
+ * of arguments, prepared on first use. */
+struct fmt {
+	sqlite3 *db;
+	sqlite3_stmt *st[MAX_ARGS + 1];
+};
+
+static void fmt__free(void *p)
+{
+	struct fmt *f = p;
+
+	for (int i = 0; i <= MAX_ARGS; i++)
+		sqlite3_finalize(f->st[i]);
+	sqlite3_close(f->db);
+	free(f);
+}
+
+/* Adds @b to *@sum, saturating at INT64_MAX. */
+static void add_sat(int64_t *sum, int64_t b)
+{
+	if (b < 0 || __builtin_add_overflow(*sum, b, sum))
+		*sum = INT64_MAX;
+}
+
+/* Reads a width or precision at *@p: digits (saturating) or '*', which
+ * takes the next argument as SQLite's getIntArg() does. */
+static int64_t fmt__number(const char **p, int argc, sqlite3_value **argv,
+			   int *arg)
+{
+	int64_t v = 0;
+
+	if (**p == '*') {
+		(*p)++;
+		if (*arg >= argc)
+			return 0;
+		v = sqlite3_value_int64(argv[(*arg)++]);
+		/* a negative width left-justifies: its size counts */
+		return v == INT64_MIN ? INT64_MAX : v < 0 ? -v : v;
+	}
+	while (**p >= '0' && **p <= '9') {
+		if (v < INT64_MAX / 10)
+			v = v * 10 + (**p - '0');
+		(*p)++;
+	}
+	return v;
+}
+
+/* Returns at least the length printf(@argv[0], ...) could reach: the
+ * format's bytes and, per conversion, the largest of its width, its
+ * precision and its argument (quoted: twice its bytes, and two). */
+static int64_t fmt__bound(int argc, sqlite3_value **argv)
+{
+	const char *p = (const char *)sqlite3_value_text(argv[0]);
+	int64_t sum = 0;
+	int arg = 1;
+
+	if (!p)
+		return 0;
+	add_sat(&sum, sqlite3_value_bytes(argv[0]));
+	while ((p = strchr(p, '%')) != NULL) {
+		int64_t width, prec = 0, one = NUMBER_BYTES;
+
+		p++;
+		while (*p && strchr("-+ #!0,", *p))
+			p++;
+		width = fmt__number(&p, argc, argv, &arg);
+		if (*p == '.') {
+			p++;
+			prec = fmt__number(&p, argc, argv, &arg);
+		}
+		while (*p == 'l')
+			p++;
+		if (!*p)
+			break;
+		if (*p == '%') {
+			p++;
+			continue;
+		}
+		if (!strchr("dsgzqQwcouxXfeEGinp", *p))
+			break; /* SQLite stops at an unknown conversion */
+		if (*p != 'n' && arg < argc) {
+			int64_t n = sqlite3_value_bytes(argv[arg++]);
+
+			if (strchr("sqQwz", *p))
+				add_sat(&n, n + 2);
+			one = n > one ? n : one;
+		}
+		p++;
+		one = width > one ? width : one;
+		one = prec > one ? prec : one;
+		add_sat(&sum, one);
+		add_sat(&sum, NUMBER_BYTES);
+	}
+	return sum;
+}
+
+static void fn_printf(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct fmt *f = sqlite3_user_data(ctx);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (argc < 1 || argc > MAX_ARGS)
+		return;
+	if (fmt__bound(argc, argv) > GR_LIMITS_MAX_STRING) {
+		sqlite3_result_error_toobig(ctx);
+		return;
+	}
+	if (!f->st[argc]) {
+		char sql[16 + 5 * MAX_ARGS];
+		int n = snprintf(sql, sizeof(sql), "SELECT printf(?1");
+
+		for (int i = 2; i <= argc; i++)
+			n += snprintf(sql + n, sizeof(sql) - (size_t)n, ",?%d", i);
+		snprintf(sql + n, sizeof(sql) - (size_t)n, ")");
+		if (sqlite3_prepare_v2(f->db, sql, -1, &f->st[argc], NULL)) {
+			sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+			return;
+		}
+	}
+	st = f->st[argc];
+	for (int i = 0; i < argc; i++)
+		sqlite3_bind_value(st, i + 1, argv[i]);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
+	else if (rc == SQLITE_NOMEM)
+		sqlite3_result_error_nomem(ctx);
+	else
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+int gr_limits__apply(sqlite3 *db)
+{
+	struct fmt *f = calloc(1, sizeof(*f));
+	int rc;
+
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, GR_LIMITS_MAX_STRING);
+	sqlite3_progress_handler(db, PROGRESS_OPS, progress, NULL);
+	if (!f)
+		return SQLITE_NOMEM;
+	rc = sqlite3_open_v2(":memory:", &f->db, SQLITE_OPEN_READWRITE |
+			     SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		fmt__free(f);
+		return rc;
+	}
+	sqlite3_limit(f->db, SQLITE_LIMIT_LENGTH, GR_LIMITS_MAX_STRING);
+	/* printf() and format() (its name since SQLite 3.38) share @f:
+	 * it is freed with the last of them. */
+	rc = sqlite3_create_function_v2(db, "printf", -1, SQLITE_UTF8 |
+					SQLITE_INNOCUOUS | SQLITE_DETERMINISTIC,
+					f, fn_printf, NULL, NULL, fmt__free);
+	if (rc != SQLITE_OK)
+		return rc; /* sqlite3 called fmt__free */
+	return sqlite3_create_function_v2(db, "format", -1, SQLITE_UTF8 |
+					  SQLITE_INNOCUOUS |
+					  SQLITE_DETERMINISTIC, f, fn_printf,
+					  NULL, NULL, NULL);
+}

@@ -1,0 +1,40 @@
+/* limits.h - what keeps a query from running away: a wall-clock deadline,
+ * a ceiling on SQLite's memory and on any one string or blob, and a
+ * printf() that refuses a width or precision no output could hold.
+ *
+ * gr_limits__start() once per run (the deadline and the heap ceiling are
+ * the process's), gr_limits__apply() on every connection, and
+ * gr_limits__explain() where a statement failed: it says so when a limit,
+ * not the SQL, ended it.
+ */
+#ifndef GR_QUERY_LIMITS_H
+#define GR_QUERY_LIMITS_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+#define GR_LIMITS_MAX_STRING (64 << 20) /* the longest string or blob */
+#define GR_LIMITS_MIN_MEMORY (16ll << 20) /* below this SQLite cannot work */
+
+/* Starts the clock: statements stop @timeout_ns from now (0: never), on
+ * the monotonic clock; @timeout_arg is how the user wrote it, for the
+ * message.  Caps SQLite's heap at @max_memory bytes for the whole process
+ * (sqlite3_hard_heap_limit64: every connection, the sorter's threads, an
+ * export's attached file). */
+void gr_limits__start(int64_t timeout_ns, const char *timeout_arg,
+		      int64_t max_memory);
+
+/* Sets @db's string and blob limit, its progress handler (the deadline)
+ * and the guarded printf() and format().  Returns SQLITE_OK or the
+ * error code. */
+int gr_limits__apply(sqlite3 *db);
+
+/* Prints one line on stderr when the statement that failed with @rc was
+ * ended by a limit: the deadline, the memory ceiling (SQLITE_NOMEM) or
+ * the string limit (SQLITE_TOOBIG).  Returns 1 if it printed, else 0. */
+int gr_limits__explain(int rc);
+
+/* Whether the deadline has stopped a statement. */
+int gr_limits__expired(void);
+
+#endif
