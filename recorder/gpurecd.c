@@ -74,6 +74,7 @@ static struct {
 	int64_t started_ns;
 	int64_t clock_offset_ns;
 	int watchdog;
+	int dirfd;		/* the data directory, for status.json */
 	int exit_code;
 	int stopping;
 } d;
@@ -148,29 +149,53 @@ static void json_chars(FILE *f, const char *s)
 	}
 }
 
+struct drops_out {
+	FILE *f;
+	int first;
+};
+
+static int status_drop(void *ctx, const char *source, uint64_t n)
+{
+	struct drops_out *o = ctx;
+	fprintf(o->f, "%s\"", o->first ? "" : ",");
+	json_chars(o->f, source);
+	fprintf(o->f, "\":%" PRIu64, n);
+	o->first = 0;
+	return 0;
+}
+
 /* DIR/status.json: what `gpurec status` shows about the recorder. Written
- * to a temporary file and renamed, so readers never see half of it. */
+ * to a temporary file and renamed, so readers never see half of it; the
+ * temporary file is made with O_EXCL|O_NOFOLLOW relative to the data
+ * directory's fd (after removing a stale one), so a link planted under
+ * its name by the directory's owner is never written through, and only
+ * that new file is given to the owner. */
 static void write_status(const char *state)
 {
-	char path[4200], tmp[4300];
+	static const char tmp[] = "status.json.tmp";
 	struct gr_writer_stats ws;
 	struct gr_cuda_stats cs = { 0 };
 	gr_writer__stats(d.w, &ws);
 	if (d.cuda)
 		gr_cuda__stats(d.cuda, &cs);
 	int fam = gr_host__families(d.host);
-	snprintf(path, sizeof(path), "%s/status.json", d.cfg.data_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
+	if (unlinkat(d.dirfd, tmp, 0) < 0 && errno != ENOENT)
 		return;
+	int fd = openat(d.dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+				      O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	/* As the store does with its files: root recording into another
 	 * user's directory gives the file to that user. */
 	struct stat dst;
-	if (geteuid() == 0 && stat(d.cfg.data_dir, &dst) == 0 &&
-	    dst.st_uid != 0 && fchown(fileno(f), dst.st_uid, dst.st_gid) < 0)
-		logf_("%s: cannot give it to uid %u: %s", tmp,
-		      (unsigned)dst.st_uid, strerror(errno));
+	if (geteuid() == 0 && fstat(d.dirfd, &dst) == 0 && dst.st_uid != 0 &&
+	    fchown(fd, dst.st_uid, dst.st_gid) < 0)
+		logf_("%s/%s: cannot give it to uid %u: %s", d.cfg.data_dir,
+		      tmp, (unsigned)dst.st_uid, strerror(errno));
 	fprintf(f, "{\"state\":\"%s\",\"pid\":%d,\"version\":\"%s\","
 		"\"started_ns\":%" PRId64 ",\"updated_ns\":%" PRId64 ","
 		"\"segment\":\"", state, getpid(), GPUREC_VERSION, d.started_ns,
@@ -184,16 +209,24 @@ static void write_status(const char *state)
 		",\"unnamed_launches\":%" PRIu64
 		",\"handle_names\":%" PRIu64 "},\"host\":{\"processes\":%s,"
 		"\"sched\":%s,\"io\":%s,\"switch_ins_recovered\":%" PRIu64
-		"}}\n", ws.events, ws.blocks, ws.segments,
+		"},\"drops_pending\":%" PRIu64 ",\"drops\":{", ws.events, ws.blocks, ws.segments,
 		ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
 		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
 		cs.unnamed_launches, cs.handles_read,
 		fam & 1 ? "true" : "false", fam & 2 ? "true" : "false",
-		fam & 4 ? "true" : "false", gr_host__recovered(d.host));
-	if (fclose(f) == 0)
-		rename(tmp, path);
-	else
-		unlink(tmp);
+		fam & 4 ? "true" : "false", gr_host__recovered(d.host),
+		ws.drops_pending);
+	/* Every source counted since start: the probe families' ring
+	 * buffers and user space, and the store's own losses. */
+	struct drops_out o = { f, 1 };
+	gr_writer__drops(d.w, status_drop, &o);
+	fprintf(f, "}}\n");
+	if (fflush(f) == 0 && fsync(fd) == 0 && fclose(f) == 0) {
+		if (renameat(d.dirfd, tmp, d.dirfd, "status.json") < 0)
+			unlinkat(d.dirfd, tmp, 0);
+	} else {
+		unlinkat(d.dirfd, tmp, 0);
+	}
 }
 
 /* ---- loop callbacks ----------------------------------------------------------- */
@@ -399,6 +432,7 @@ int main(int argc, char **argv)
 		.dir = d.cfg.data_dir,
 		.segment_size = d.cfg.segment_size,
 		.segment_age_ns = d.cfg.segment_age_ns,
+		.min_age_ns = d.cfg.min_age_ns,
 		.log = store_log,
 	};
 	if (mkdir(d.cfg.data_dir, 0750) < 0 && errno != EEXIST) {
@@ -413,6 +447,13 @@ int main(int argc, char **argv)
 		logf_("cannot open the data directory %s: %s", d.cfg.data_dir,
 		      strerror(errno));
 		return errno == EBUSY ? 1 : 2;
+	}
+	d.dirfd = open(d.cfg.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d.dirfd < 0) {
+		logf_("cannot open the data directory %s: %s", d.cfg.data_dir,
+		      strerror(errno));
+		gr_writer__close(d.w);
+		return 2;
 	}
 	logf_("recording to %s (segment %s, max-disk %" PRIu64 " MiB, "
 	      "keep-free %" PRIu64 " MiB)", d.cfg.data_dir,
@@ -508,6 +549,7 @@ int main(int argc, char **argv)
 		logf_("closing %s: %s", d.cfg.data_dir, strerror(-rc));
 	gr_cuda__close(d.cuda);
 	gr_host__close(d.host);
+	close(d.dirfd);
 	free(d.rescans);
 	gr_config__free(&d.cfg);
 	return rc || d.exit_code ? 2 : 0;
