@@ -170,32 +170,14 @@ static int status_drop(void *ctx, const char *source, uint64_t n)
  * directory's fd (after removing a stale one), so a link planted under
  * its name by the directory's owner is never written through, and only
  * that new file is given to the owner. */
-static void write_status(const char *state)
+static void render_status(FILE *f, const char *state)
 {
-	static const char tmp[] = "status.json.tmp";
 	struct gr_writer_stats ws;
 	struct gr_cuda_stats cs = { 0 };
 	gr_writer__stats(d.w, &ws);
 	if (d.cuda)
 		gr_cuda__stats(d.cuda, &cs);
 	int fam = gr_host__families(d.host);
-	if (unlinkat(d.dirfd, tmp, 0) < 0 && errno != ENOENT)
-		return;
-	int fd = openat(d.dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-				      O_NOFOLLOW | O_CLOEXEC, 0644);
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	/* As the store does with its files: root recording into another
-	 * user's directory gives the file to that user. */
-	struct stat dst;
-	if (geteuid() == 0 && fstat(d.dirfd, &dst) == 0 && dst.st_uid != 0 &&
-	    fchown(fd, dst.st_uid, dst.st_gid) < 0)
-		logf_("%s/%s: cannot give it to uid %u: %s", d.cfg.data_dir,
-		      tmp, (unsigned)dst.st_uid, strerror(errno));
 	fprintf(f, "{\"state\":\"%s\",\"pid\":%d,\"version\":\"%s\","
 		"\"started_ns\":%" PRId64 ",\"updated_ns\":%" PRId64 ","
 		"\"segment\":\"", state, getpid(), GPUREC_VERSION, d.started_ns,
@@ -221,12 +203,82 @@ static void write_status(const char *state)
 	struct drops_out o = { f, 1 };
 	gr_writer__drops(d.w, status_drop, &o);
 	fprintf(f, "}}\n");
-	if (fflush(f) == 0 && fsync(fd) == 0 && fclose(f) == 0) {
-		if (renameat(d.dirfd, tmp, d.dirfd, "status.json") < 0)
-			unlinkat(d.dirfd, tmp, 0);
-	} else {
+}
+
+/* On a disk too full for a new file, status.json is overwritten in place
+ * (opened without following a link, checked: a plain file, one link), the
+ * rest padded with blanks: the pages it has are reused, and the loss it
+ * reports is the one thing that must still be seen.  A reader may catch
+ * it half written, and reads "unreadable" for that moment. */
+static void write_status_in_place(const char *text, size_t len)
+{
+	struct stat sb;
+	int fd = openat(d.dirfd, "status.json", O_WRONLY | O_NOFOLLOW |
+				  O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	/* Longer than the file is tried too: its last page may hold it. */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink == 1) {
+		char pad[256];
+		off_t off = (off_t)len;
+		memset(pad, ' ', sizeof(pad));
+		if (pwrite(fd, text, len, 0) == (ssize_t)len)
+			while (off < sb.st_size - 1) {
+				size_t n = (size_t)(sb.st_size - 1 - off);
+				n = n < sizeof(pad) ? n : sizeof(pad);
+				if (pwrite(fd, pad, n, off) < 0)
+					break;
+				off += (off_t)n;
+			}
+	}
+	close(fd);
+}
+
+static void write_status(const char *state)
+{
+	static const char tmp[] = "status.json.tmp";
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (!m)
+		return;
+	render_status(m, state);
+	if (fclose(m) != 0) {
+		free(text);
+		return;
+	}
+	if (unlinkat(d.dirfd, tmp, 0) < 0 && errno != ENOENT) {
+		free(text);
+		return;
+	}
+	int fd = openat(d.dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+				      O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		/* As the store does with its files: root recording into
+		 * another user's directory gives the file to that user. */
+		struct stat dst;
+		if (geteuid() == 0 && fstat(d.dirfd, &dst) == 0 &&
+		    dst.st_uid != 0 && fchown(fd, dst.st_uid, dst.st_gid) < 0)
+			logf_("%s/%s: cannot give it to uid %u: %s",
+			      d.cfg.data_dir, tmp, (unsigned)dst.st_uid,
+			      strerror(errno));
+	}
+	errno = 0;
+	if (fd >= 0 && write(fd, text, len) == (ssize_t)len &&
+	    fsync(fd) == 0 &&
+	    renameat(d.dirfd, tmp, d.dirfd, "status.json") == 0) {
+		close(fd);
+		free(text);
+		return;
+	}
+	int err = errno;
+	if (fd >= 0) {
+		close(fd);
 		unlinkat(d.dirfd, tmp, 0);
 	}
+	if (err == ENOSPC || err == EDQUOT)
+		write_status_in_place(text, len);
+	free(text);
 }
 
 /* ---- loop callbacks ----------------------------------------------------------- */

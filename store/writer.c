@@ -83,6 +83,7 @@ struct dsrc {
 };
 
 #define LOG_CAP_BYTES (64u << 20)
+#define MANIFEST_RESERVE (64 << 10)
 #define LOG_CAP_BLOCKS 4096
 
 struct gr_writer {
@@ -712,6 +713,13 @@ static int append_manifest(struct gr_writer *w, const char *line)
 	int err = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 	if (!err && fsync(fd) < 0)
 		err = -errno;
+	/* Keep space for the next lines allocated past the end (the size
+	 * stays): on a full disk the deletions that make room must still
+	 * be logged, and a seal line written.  Best effort. */
+	struct stat sb;
+	if (!err && fstat(fd, &sb) == 0)
+		fallocate(fd, FALLOC_FL_KEEP_SIZE, sb.st_size,
+			  MANIFEST_RESERVE);
 	close(fd);
 	return err;
 }
@@ -755,6 +763,8 @@ static int sha256_fd(int fd, uint8_t out[32])
  * recovered, in which case events/ts come from its metadata). */
 static int sum_store(void *ctx, const struct gr_sum_ent *e);
 static void sum_reload(struct gr_writer *w);
+
+static int retention_make_room(struct gr_writer *w);
 
 static int segment_seal(struct gr_writer *w)
 {
@@ -840,7 +850,10 @@ static int segment_seal(struct gr_writer *w)
 		 " events=%" PRIu64 " bytes=%" PRIu64 " host=%s\n",
 		 w->seg_name, hex, w->prev_sha, w->seg_ts_min, w->seg_ts_max,
 		 w->seg_events, bytes, w->host);
-	if ((err = append_manifest(w, line))) {
+	while ((err = append_manifest(w, line)) && is_full(err) &&
+	       retention_make_room(w))
+		;
+	if (err) {
 		close(fd);
 		wlog(w, "cannot append to %s/%s: %s", w->dir, GR_MANIFEST,
 		     strerror(-err));
@@ -1453,6 +1466,12 @@ static int rotate(struct gr_writer *w)
 		/* Still open and intact: keep writing it. */
 		w->seg_opened_mono = now_ns(CLOCK_MONOTONIC);
 		return 0;
+	}
+	if (err) {
+		/* Folded and closed, but its seal line is not written (a
+		 * full disk): it is sealed again, as a crashed segment is,
+		 * before any segment chains after it. */
+		snprintf(w->unsealed, sizeof(w->unsealed), "%s", w->seg_name);
 	}
 	if (w->ndict > DICT_CAP_STRINGS || w->dict_bytes > DICT_CAP_BYTES)
 		dict_reset(w);
