@@ -74,6 +74,7 @@ static struct {
 	int64_t started_ns;
 	int64_t clock_offset_ns;
 	int watchdog;
+	int64_t flush_due_ns;	/* CLOCK_MONOTONIC: when the next flush starts */
 	int dirfd;		/* the data directory, for status.json */
 	int exit_code;
 	int stopping;
@@ -283,6 +284,8 @@ static void write_status(const char *state)
 
 /* ---- loop callbacks ----------------------------------------------------------- */
 
+static void flush_if_due(void);
+
 static void on_cuda(uv_poll_t *h, int status, int events)
 {
 	(void)h;
@@ -292,6 +295,7 @@ static void on_cuda(uv_poll_t *h, int status, int events)
 	int n = gr_cuda__poll(d.cuda);
 	if (n < 0 && n != -EINTR)
 		logf_("cuda: ring buffer: %s", strerror(-n));
+	flush_if_due();
 }
 
 static void on_host(uv_poll_t *h, int status, int events)
@@ -303,6 +307,7 @@ static void on_host(uv_poll_t *h, int status, int events)
 	int n = gr_host__poll(d.host);
 	if (n < 0 && n != -EINTR)
 		logf_("host: ring buffer: %s", strerror(-n));
+	flush_if_due();
 }
 
 static void on_cuda_pid(void *ctx, uint32_t pid)
@@ -324,13 +329,38 @@ static void flush_all(void)
 		logf_("flush to %s failed: %s", d.cfg.data_dir, strerror(-err));
 }
 
+/* Flushes on a deadline, not on a repeating timer: a kill -9 loses what
+ * came after the start of the last flush that finished, so a flush must
+ * start at most one interval after the one before it did, less the time
+ * a flush takes.  A repeating uv timer slips: it runs only between loop
+ * iterations, after every ring-buffer callback of the iteration (a drain
+ * that fills and encodes blocks can take a long time under load), and
+ * the flush's own duration comes on top.  So the deadline is also checked
+ * after each drain (flush_if_due), and the next one is set from this
+ * flush's start minus its duration. */
 static void on_flush(uv_timer_t *t)
 {
 	(void)t;
+	int64_t interval = d.cfg.flush_interval_ns;
+	int64_t start = clock_ns(CLOCK_MONOTONIC);
 	flush_all();
 	write_status("recording");
 	if (d.watchdog)
 		sd_notify_("WATCHDOG=1");
+	int64_t took = clock_ns(CLOCK_MONOTONIC) - start;
+	if (took > interval / 2)
+		took = interval / 2;
+	d.flush_due_ns = start + interval - took;
+	int64_t wait = d.flush_due_ns - clock_ns(CLOCK_MONOTONIC);
+	uv_timer_start(&d.flush_timer, on_flush,
+		       wait > 0 ? (uint64_t)(wait / 1000000) : 0, 0);
+}
+
+static void flush_if_due(void)
+{
+	if (!d.stopping && d.flush_due_ns &&
+	    clock_ns(CLOCK_MONOTONIC) >= d.flush_due_ns)
+		on_flush(&d.flush_timer);
 }
 
 static void schedule_rescan(int pid, int step)
@@ -356,6 +386,7 @@ static void on_scan(uv_timer_t *t)
 	int pids[256], n;
 	if (d.host)
 		gr_host__poll(d.host);
+	flush_if_due();
 	if (!d.cuda)
 		return;
 	/* Draining first delivers the exec records waiting. */
@@ -560,7 +591,8 @@ int main(int argc, char **argv)
 	}
 	uint64_t flush_ms = (uint64_t)(d.cfg.flush_interval_ns / 1000000);
 	uv_timer_init(d.loop, &d.flush_timer);
-	uv_timer_start(&d.flush_timer, on_flush, flush_ms, flush_ms);
+	d.flush_due_ns = clock_ns(CLOCK_MONOTONIC) + d.cfg.flush_interval_ns;
+	uv_timer_start(&d.flush_timer, on_flush, flush_ms, 0);
 	uv_signal_init(d.loop, &d.sigint);
 	uv_signal_start(&d.sigint, on_signal, SIGINT);
 	uv_signal_init(d.loop, &d.sigterm);
