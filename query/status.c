@@ -983,7 +983,7 @@ static void text_dir(FILE *f, const struct ctx *c, const struct dstat *d)
 	if (!d->ndrops && !r->drops_total && !r->drops_pending)
 		fprintf(f, "%-10s none\n", "drops");
 	else
-		fprintf(f, "%-10s %" PRId64 " events lost (in the data)\n",
+		fprintf(f, "%-10s %" PRId64 " events lost\n",
 			"drops", d->drops_total);
 	for (int i = 0; i < d->ndrops; i++)
 		fprintf(f, "  %-14s %12" PRId64 "\n", d->drops[i].name,

@@ -124,6 +124,7 @@ struct gr_writer {
 	 * appended events are dropped, counted under this error, and each
 	 * flush tries again to open one. */
 	int nodb_err;
+	int opened;             /* gr_writer__open succeeded */
 	char seg_path[4096];
 	char seg_name[96];
 	int64_t seg_opened_mono;
@@ -1856,6 +1857,7 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 	if ((err = segment_open_next(w)) && !is_full(err))
 		goto fail;
 	retention(w);
+	w->opened = 1;
 	return w;
 fail:
 	if (w) {
@@ -1878,8 +1880,11 @@ fail:
 static int writer_stop(struct gr_writer *w)
 {
 	int err = 0, e2 = 0;
-	if (w->db || w->st.dropped)
-		err = gr_writer__flush(w);
+	if (!w->opened)
+		return 0;
+	/* Also without a segment: the flush tries to make one, and counts
+	 * the events still buffered if it cannot. */
+	err = gr_writer__flush(w);
 	if (!w->db)
 		return 0; /* lost, counted and logged: nothing to seal */
 	e2 = w->seg_events ? segment_seal(w) : segment_discard(w);
