@@ -796,16 +796,24 @@ static int segment_seal(struct gr_writer *w)
 		sqlite3_busy_timeout(w->db, 0);
 		return err;
 	}
-	sqlite3_stmt *jm = NULL;
-	const char *mode = NULL;
-	int rc = SQLITE_ERROR;
-	if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &jm,
-			       NULL) == SQLITE_OK &&
-	    (rc = sqlite3_step(jm)) == SQLITE_ROW)
-		mode = (const char *)sqlite3_column_text(jm, 0);
-	int folded = mode && strcmp(mode, "delete") == 0;
-	err = rc == SQLITE_ROW || rc == SQLITE_BUSY ? -EBUSY : sql_err(w->db);
-	sqlite3_finalize(jm);
+	int folded;
+	for (;;) {
+		/* Folding writes the WAL's pages into the file: on a full
+		 * disk, make room and try again. */
+		sqlite3_stmt *jm = NULL;
+		const char *mode = NULL;
+		int rc = SQLITE_ERROR;
+		if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1,
+				       &jm, NULL) == SQLITE_OK &&
+		    (rc = sqlite3_step(jm)) == SQLITE_ROW)
+			mode = (const char *)sqlite3_column_text(jm, 0);
+		folded = mode && strcmp(mode, "delete") == 0;
+		err = rc == SQLITE_ROW || rc == SQLITE_BUSY ? -EBUSY :
+							     sql_err(w->db);
+		sqlite3_finalize(jm);
+		if (folded || !is_full(err) || !retention_make_room(w))
+			break;
+	}
 	if (!folded) {
 		meta_set(w, "sealed", NULL, 0, 1);
 		sqlite3_busy_timeout(w->db, 0);
@@ -1889,11 +1897,18 @@ static int writer_stop(struct gr_writer *w)
 		return 0; /* lost, counted and logged: nothing to seal */
 	e2 = w->seg_events ? segment_seal(w) : segment_discard(w);
 	if (w->db) {
-		/* Not sealed (a reader held it): the next writer's recovery
-		 * seals it, as the newest segment. */
+		/* Not sealed (a reader held it, or the disk is full): the
+		 * next writer's recovery seals it, as the newest segment.
+		 * For want of space that is no failure of the stop: the
+		 * segment is valid and nothing in it is lost. */
 		finalize_stmts(w);
 		sqlite3_close(w->db);
 		w->db = NULL;
+		if (is_full(e2)) {
+			wlog(w, "%s stays unsealed (the disk is full): the "
+			     "next start seals it", w->seg_path);
+			return 0;
+		}
 		return e2;
 	}
 	if (!e2 && (w->lost_pending[0] || w->lost_pending[1])) {
