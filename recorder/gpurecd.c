@@ -74,7 +74,7 @@ static struct {
 	int64_t started_ns;
 	int64_t clock_offset_ns;
 	int watchdog;
-	int64_t flush_due_ns;	/* CLOCK_MONOTONIC: when the next flush starts */
+	int64_t flush_due_ns;	/* CLOCK_MONOTONIC: the next flush's start */
 	int dirfd;		/* the data directory, for status.json */
 	int exit_code;
 	int stopping;
@@ -192,8 +192,8 @@ static void render_status(FILE *f, const char *state)
 		",\"unnamed_launches\":%" PRIu64
 		",\"handle_names\":%" PRIu64 "},\"host\":{\"processes\":%s,"
 		"\"sched\":%s,\"io\":%s,\"switch_ins_recovered\":%" PRIu64
-		"},\"drops_pending\":%" PRIu64 ",\"drops\":{", ws.events, ws.blocks, ws.segments,
-		ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
+		"},\"drops_pending\":%" PRIu64 ",\"drops\":{", ws.events,
+		ws.blocks, ws.segments, ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
 		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
 		cs.unnamed_launches, cs.handles_read,
 		fam & 1 ? "true" : "false", fam & 2 ? "true" : "false",
