@@ -21,7 +21,21 @@
  * prev_sha256.  Retention then removes the oldest sealed segments while the
  * directory is over max_disk or the file system under keep_free; it only
  * ever unlinks sealed files, so it costs the writer one unlink per segment
- * and never waits on readers.
+ * and never waits on readers; min_age spares recent segments.
+ *
+ * The directory may belong to another user while root writes it, so it
+ * is opened once (dirfd) and every file in it through openat(O_NOFOLLOW),
+ * checked on the fd; files are created O_EXCL and only those fchown'd.  A
+ * segment is built under .NAME.tmp and renamed into place, so a file with
+ * a segment's name is always a valid segment.
+ *
+ * A full disk: SQLite rolls a refused commit back whole, so the blocks of
+ * the open transaction are kept (the log) until it commits; retention
+ * deletes the oldest sealed segment it may (reason disk-full) and the
+ * transaction is written again.  Only then are its events dropped, counted
+ * by cause (store:disk_full, store:io_error) and written as `drops` rows by
+ * the next flush that succeeds.  Without room for a segment at all the
+ * writer runs without one, counting, and tries again at each flush.
  */
 #include <dirent.h>
 #include <errno.h>
