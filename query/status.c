@@ -65,6 +65,12 @@ struct recorder {
 	char *version, *segment;
 	int families;        /* -1 absent; bits: cuda, processes, sched, io */
 	char *json;          /* status.json, compacted; NULL if none or bad */
+	/* Its "drops": what the running (or last) gpurecd counted lost
+	 * since it started, by source, and of the store's own losses those
+	 * not yet written as drops rows (a full disk). */
+	struct named *drops;
+	int ndrops;
+	int64_t drops_total, drops_pending;
 };
 
 /* Everything shown for one --data directory. */
@@ -302,6 +308,29 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 			if (t && strcmp(t, "true") == 0)
 				r->families |= 1 << i;
 		}
+	}
+	sqlite3_finalize(st);
+	if (!r->valid)
+		return;
+	static const char drops_sql[] =
+		"SELECT key, value FROM json_each(?1, '$.drops')"
+		" WHERE type = 'integer' AND value > 0"
+		" UNION ALL SELECT NULL, json_extract(?1, '$.drops_pending')"
+		" WHERE json_type(?1, '$.drops_pending') = 'integer'";
+	if (sqlite3_prepare_v2(c->mem, drops_sql, -1, &st, NULL) != SQLITE_OK) {
+		c->oom = 1;
+		return;
+	}
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		int64_t n = sqlite3_column_int64(st, 1);
+		if (!k) {
+			r->drops_pending = n;
+			continue;
+		}
+		add_named(c, &r->drops, &r->ndrops, k, n);
+		r->drops_total += n;
 	}
 	sqlite3_finalize(st);
 }
@@ -599,6 +628,9 @@ static void free_dstat(struct dstat *d)
 	free(r->version);
 	free(r->segment);
 	free(r->json);
+	for (int i = 0; i < r->ndrops; i++)
+		free(r->drops[i].name);
+	free(r->drops);
 	for (int i = 0; i < d->nhosts; i++)
 		free(d->hosts[i].name);
 	for (int i = 0; i < d->ndrops; i++)
@@ -669,6 +701,14 @@ static void json_recorder(struct gr_json *j, const struct ctx *c,
 			gr_json__bool(j, family_names[i], r->families >> i & 1);
 		gr_json__end(j, '{');
 	}
+	gr_json__begin(j, "drops", '{');
+	gr_json__int(j, "total", r->drops_total);
+	gr_json__int(j, "pending", r->drops_pending);
+	gr_json__begin(j, "sources", '{');
+	for (int i = 0; i < r->ndrops; i++)
+		gr_json__int(j, r->drops[i].name, r->drops[i].n);
+	gr_json__end(j, '{');
+	gr_json__end(j, '{');
 	if (r->json)
 		gr_json__raw(j, "status_file", r->json);
 	else
@@ -979,14 +1019,29 @@ static void text_dir(FILE *f, const struct ctx *c, const struct dstat *d)
 			fmt_bytes(a, sizeof(a), (uint64_t)ts.bytes),
 			(double)ts.bytes / (double)ts.events);
 	}
-	if (!d->ndrops)
+	/* "none" only when neither the data nor the recorder counted a
+	 * loss: events lost on a full disk may not be in the data yet. */
+	const struct recorder *r = &d->rec;
+	if (!d->ndrops && !r->drops_total && !r->drops_pending)
 		fprintf(f, "%-10s none\n", "drops");
 	else
-		fprintf(f, "%-10s %" PRId64 " events lost\n", "drops",
-			d->drops_total);
+		fprintf(f, "%-10s %" PRId64 " events lost\n",
+			"drops", d->drops_total);
 	for (int i = 0; i < d->ndrops; i++)
 		fprintf(f, "  %-14s %12" PRId64 "\n", d->drops[i].name,
 			d->drops[i].n);
+	if (r->drops_total || r->drops_pending) {
+		fprintf(f, "  recorder, since its start: %" PRId64 " events "
+			"lost", r->drops_total);
+		if (r->drops_pending)
+			fprintf(f, ", %" PRId64 " not yet in the data (the "
+				"store cannot write them now)",
+				r->drops_pending);
+		fputc('\n', f);
+		for (int i = 0; i < r->ndrops; i++)
+			fprintf(f, "    %-14s %10" PRId64 "\n",
+				r->drops[i].name, r->drops[i].n);
+	}
 	for (int i = 0; i < d->nproblems; i++)
 		fprintf(f, "%-10s %s: %s\n", i ? "" : "problems",
 			d->problems[i].path, d->problems[i].reason);

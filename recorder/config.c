@@ -64,6 +64,8 @@ static const struct key keys[] = {
 	  "segments' cap (auto: 10% of the fs, at most 4G)" },
 	{ "keep-free", "SIZE", K_AUTO_SIZE, OFF(keep_free),
 	  "keep this much free, 0: none (auto: 15% of the fs, at most 4G)" },
+	{ "min-age", "SECONDS", K_DURATION, OFF(min_age_ns),
+	  "never delete a segment sealed less than this ago (0: none)" },
 	{ "segment-size", "SIZE", K_SIZE, OFF(segment_size),
 	  "start a new segment at this size (256M)" },
 	{ "segment-age", "SECONDS", K_AGE, OFF(segment_age_ns),

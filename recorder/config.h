@@ -27,6 +27,7 @@ struct gr_config {
 	uint64_t max_disk, keep_free, segment_size;
 	int max_disk_auto, keep_free_auto; /* "auto": the value is not set */
 	int64_t segment_age_ns, flush_interval_ns;
+	int64_t min_age_ns;	/* retention spares younger segments (0) */
 	char **cuda_libs;	/* the file's entries, then the command line's */
 	int ncuda_libs;
 	int no_cuda, no_sched, no_io, verbose, check_config;

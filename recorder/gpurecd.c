@@ -76,6 +76,8 @@ static struct {
 	int64_t started_ns;
 	int64_t clock_offset_ns;
 	int watchdog;
+	int64_t flush_due_ns;	/* CLOCK_MONOTONIC: the next flush's start */
+	int dirfd;		/* the data directory, for status.json */
 	int exit_code;
 	int stopping;
 } d;
@@ -150,29 +152,35 @@ static void json_chars(FILE *f, const char *s)
 	}
 }
 
-/* DIR/status.json: what `gpurec status` shows about the recorder. Written
- * to a temporary file and renamed, so readers never see half of it. */
-static void write_status(const char *state)
+struct drops_out {
+	FILE *f;
+	int first;
+};
+
+static int status_drop(void *ctx, const char *source, uint64_t n)
 {
-	char path[4200], tmp[4300];
+	struct drops_out *o = ctx;
+	fprintf(o->f, "%s\"", o->first ? "" : ",");
+	json_chars(o->f, source);
+	fprintf(o->f, "\":%" PRIu64, n);
+	o->first = 0;
+	return 0;
+}
+
+/* DIR/status.json: what `gpurec status` shows about the recorder. Written
+ * to a temporary file and renamed, so readers never see half of it; the
+ * temporary file is made with O_EXCL|O_NOFOLLOW relative to the data
+ * directory's fd (after removing a stale one), so a link planted under
+ * its name by the directory's owner is never written through, and only
+ * that new file is given to the owner. */
+static void render_status(FILE *f, const char *state)
+{
 	struct gr_writer_stats ws;
 	struct gr_cuda_stats cs = { 0 };
 	gr_writer__stats(d.w, &ws);
 	if (d.cuda)
 		gr_cuda__stats(d.cuda, &cs);
 	int fam = gr_host__families(d.host);
-	snprintf(path, sizeof(path), "%s/status.json", d.cfg.data_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return;
-	/* As the store does with its files: root recording into another
-	 * user's directory gives the file to that user. */
-	struct stat dst;
-	if (geteuid() == 0 && stat(d.cfg.data_dir, &dst) == 0 &&
-	    dst.st_uid != 0 && fchown(fileno(f), dst.st_uid, dst.st_gid) < 0)
-		logf_("%s: cannot give it to uid %u: %s", tmp,
-		      (unsigned)dst.st_uid, strerror(errno));
 	fprintf(f, "{\"state\":\"%s\",\"pid\":%d,\"version\":\"%s\","
 		"\"started_ns\":%" PRId64 ",\"updated_ns\":%" PRId64 ","
 		"\"segment\":\"", state, getpid(), GPUREC_VERSION, d.started_ns,
@@ -186,19 +194,99 @@ static void write_status(const char *state)
 		",\"unnamed_launches\":%" PRIu64
 		",\"handle_names\":%" PRIu64 "},\"host\":{\"processes\":%s,"
 		"\"sched\":%s,\"io\":%s,\"switch_ins_recovered\":%" PRIu64
-		"}}\n", ws.events, ws.blocks, ws.segments,
-		ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
+		"},\"drops_pending\":%" PRIu64 ",\"drops\":{", ws.events,
+		ws.blocks, ws.segments, ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
 		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
 		cs.unnamed_launches, cs.handles_read,
 		fam & 1 ? "true" : "false", fam & 2 ? "true" : "false",
-		fam & 4 ? "true" : "false", gr_host__recovered(d.host));
-	if (fclose(f) == 0)
-		rename(tmp, path);
-	else
-		unlink(tmp);
+		fam & 4 ? "true" : "false", gr_host__recovered(d.host),
+		ws.drops_pending);
+	/* Every source counted since start: the probe families' ring
+	 * buffers and user space, and the store's own losses. */
+	struct drops_out o = { f, 1 };
+	gr_writer__drops(d.w, status_drop, &o);
+	fprintf(f, "}}\n");
+}
+
+/* On a disk too full for a new file, status.json is overwritten in place
+ * (opened without following a link, checked: a plain file, one link), the
+ * rest padded with blanks: the pages it has are reused, and the loss it
+ * reports is the one thing that must still be seen.  A reader may catch
+ * it half written, and reads "unreadable" for that moment. */
+static void write_status_in_place(const char *text, size_t len)
+{
+	struct stat sb;
+	int fd = openat(d.dirfd, "status.json", O_WRONLY | O_NOFOLLOW |
+				  O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	/* Longer than the file is tried too: its last page may hold it. */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink == 1) {
+		char pad[256];
+		off_t off = (off_t)len;
+		memset(pad, ' ', sizeof(pad));
+		if (pwrite(fd, text, len, 0) == (ssize_t)len)
+			while (off < sb.st_size - 1) {
+				size_t n = (size_t)(sb.st_size - 1 - off);
+				n = n < sizeof(pad) ? n : sizeof(pad);
+				if (pwrite(fd, pad, n, off) < 0)
+					break;
+				off += (off_t)n;
+			}
+	}
+	close(fd);
+}
+
+static void write_status(const char *state)
+{
+	static const char tmp[] = "status.json.tmp";
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (!m)
+		return;
+	render_status(m, state);
+	if (fclose(m) != 0) {
+		free(text);
+		return;
+	}
+	if (unlinkat(d.dirfd, tmp, 0) < 0 && errno != ENOENT) {
+		free(text);
+		return;
+	}
+	int fd = openat(d.dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+				      O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		/* As the store does with its files: root recording into
+		 * another user's directory gives the file to that user. */
+		struct stat dst;
+		if (geteuid() == 0 && fstat(d.dirfd, &dst) == 0 &&
+		    dst.st_uid != 0 && fchown(fd, dst.st_uid, dst.st_gid) < 0)
+			logf_("%s/%s: cannot give it to uid %u: %s",
+			      d.cfg.data_dir, tmp, (unsigned)dst.st_uid,
+			      strerror(errno));
+	}
+	errno = 0;
+	if (fd >= 0 && write(fd, text, len) == (ssize_t)len &&
+	    fsync(fd) == 0 &&
+	    renameat(d.dirfd, tmp, d.dirfd, "status.json") == 0) {
+		close(fd);
+		free(text);
+		return;
+	}
+	int err = errno;
+	if (fd >= 0) {
+		close(fd);
+		unlinkat(d.dirfd, tmp, 0);
+	}
+	if (err == ENOSPC || err == EDQUOT)
+		write_status_in_place(text, len);
+	free(text);
 }
 
 /* ---- loop callbacks ----------------------------------------------------------- */
+
+static void flush_if_due(void);
 
 static void on_cuda(uv_poll_t *h, int status, int events)
 {
@@ -209,6 +297,7 @@ static void on_cuda(uv_poll_t *h, int status, int events)
 	int n = gr_cuda__poll(d.cuda);
 	if (n < 0 && n != -EINTR)
 		logf_("cuda: ring buffer: %s", strerror(-n));
+	flush_if_due();
 }
 
 static void on_host(uv_poll_t *h, int status, int events)
@@ -220,6 +309,7 @@ static void on_host(uv_poll_t *h, int status, int events)
 	int n = gr_host__poll(d.host);
 	if (n < 0 && n != -EINTR)
 		logf_("host: ring buffer: %s", strerror(-n));
+	flush_if_due();
 }
 
 static void on_cuda_pid(void *ctx, uint32_t pid)
@@ -241,13 +331,38 @@ static void flush_all(void)
 		logf_("flush to %s failed: %s", d.cfg.data_dir, strerror(-err));
 }
 
+/* Flushes on a deadline, not on a repeating timer: a kill -9 loses what
+ * came after the start of the last flush that finished, so a flush must
+ * start at most one interval after the one before it did, less the time
+ * a flush takes.  A repeating uv timer slips: it runs only between loop
+ * iterations, after every ring-buffer callback of the iteration (a drain
+ * that fills and encodes blocks can take a long time under load), and
+ * the flush's own duration comes on top.  So the deadline is also checked
+ * after each drain (flush_if_due), and the next one is set from this
+ * flush's start minus its duration. */
 static void on_flush(uv_timer_t *t)
 {
 	(void)t;
+	int64_t interval = d.cfg.flush_interval_ns;
+	int64_t start = clock_ns(CLOCK_MONOTONIC);
 	flush_all();
 	write_status("recording");
 	if (d.watchdog)
 		sd_notify_("WATCHDOG=1");
+	int64_t took = clock_ns(CLOCK_MONOTONIC) - start;
+	if (took > interval / 2)
+		took = interval / 2;
+	d.flush_due_ns = start + interval - took;
+	int64_t wait = d.flush_due_ns - clock_ns(CLOCK_MONOTONIC);
+	uv_timer_start(&d.flush_timer, on_flush,
+		       wait > 0 ? (uint64_t)(wait / 1000000) : 0, 0);
+}
+
+static void flush_if_due(void)
+{
+	if (!d.stopping && d.flush_due_ns &&
+	    clock_ns(CLOCK_MONOTONIC) >= d.flush_due_ns)
+		on_flush(&d.flush_timer);
 }
 
 static void schedule_rescan(int pid, int step)
@@ -273,6 +388,7 @@ static void on_scan(uv_timer_t *t)
 	int pids[256], n;
 	if (d.host)
 		gr_host__poll(d.host);
+	flush_if_due();
 	if (!d.cuda)
 		return;
 	/* Draining first delivers the exec records waiting. */
@@ -401,6 +517,7 @@ int main(int argc, char **argv)
 		.dir = d.cfg.data_dir,
 		.segment_size = d.cfg.segment_size,
 		.segment_age_ns = d.cfg.segment_age_ns,
+		.min_age_ns = d.cfg.min_age_ns,
 		.log = store_log,
 	};
 	/* libcrypto loads its configuration and providers (the FIPS module
@@ -429,6 +546,13 @@ int main(int argc, char **argv)
 		logf_("cannot open the data directory %s: %s", d.cfg.data_dir,
 		      strerror(errno));
 		return errno == EBUSY ? 1 : 2;
+	}
+	d.dirfd = open(d.cfg.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d.dirfd < 0) {
+		logf_("cannot open the data directory %s: %s", d.cfg.data_dir,
+		      strerror(errno));
+		gr_writer__close(d.w);
+		return 2;
 	}
 	logf_("recording to %s (segment %s, max-disk %" PRIu64 " MiB, "
 	      "keep-free %" PRIu64 " MiB)", d.cfg.data_dir,
@@ -483,7 +607,8 @@ int main(int argc, char **argv)
 	}
 	uint64_t flush_ms = (uint64_t)(d.cfg.flush_interval_ns / 1000000);
 	uv_timer_init(d.loop, &d.flush_timer);
-	uv_timer_start(&d.flush_timer, on_flush, flush_ms, flush_ms);
+	d.flush_due_ns = clock_ns(CLOCK_MONOTONIC) + d.cfg.flush_interval_ns;
+	uv_timer_start(&d.flush_timer, on_flush, flush_ms, 0);
 	uv_signal_init(d.loop, &d.sigint);
 	uv_signal_start(&d.sigint, on_signal, SIGINT);
 	uv_signal_init(d.loop, &d.sigterm);
@@ -524,6 +649,7 @@ int main(int argc, char **argv)
 		logf_("closing %s: %s", d.cfg.data_dir, strerror(-rc));
 	gr_cuda__close(d.cuda);
 	gr_host__close(d.host);
+	close(d.dirfd);
 	free(d.rescans);
 	gr_config__free(&d.cfg);
 	return rc || d.exit_code ? 2 : 0;

@@ -32,6 +32,7 @@
 #include "store/store.h"
 
 #define LINE_MAX_BYTES 4096
+#define MANIFEST_RESERVE (64 << 10) /* kept allocated past the end */
 
 static int field(const char *line, const char *key, char *out, size_t len)
 {
@@ -445,6 +446,14 @@ static int put_line(struct gr_manifest_w *mw, const char *line, size_t len)
 		return err;
 	}
 	mw->size += (off_t)len;
+	/* Keep room for the next lines allocated past the end (the size
+	 * stays): on a full disk the deletions that make room must still be
+	 * logged, and a seal line written.  Best effort. */
+	if (fallocate(mw->fd, FALLOC_FL_KEEP_SIZE, mw->size,
+		      MANIFEST_RESERVE) < 0 && errno != EOPNOTSUPP &&
+	    errno != ENOSPC)
+		mlog(mw, "%s: cannot reserve room: %s", GR_MANIFEST,
+		     strerror(errno));
 	if (sha_hex(line, len, mw->last_sha))
 		mlog(mw, "%s: cannot hash the line just written", GR_MANIFEST);
 	mw->lines++;

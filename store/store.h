@@ -28,6 +28,8 @@ struct gr_store_opts {
 	int64_t segment_age_ns;  /* rotate after this long (0: 1 hour) */
 	uint64_t max_disk;       /* segments may use this much (0: no cap) */
 	uint64_t keep_free;      /* leave this much free on the fs (0: none) */
+	int64_t min_age_ns;      /* retention never deletes a segment sealed
+				  * less than this long ago (0: none) */
 	uint32_t block_rows;     /* events per block at most (0: 65536) */
 	int zstd_level;          /* 0: 3 */
 	int no_immutable;        /* do not set FS_IMMUTABLE_FL when sealing */
@@ -44,8 +46,10 @@ struct gr_writer;
 
 /* Opens dir for writing: takes the directory's lock (errno EBUSY if
  * another writer holds it), seals a segment left open by a crash, starts a
- * new segment chained to the last sealed one, applies retention.  Returns
- * NULL with errno set on failure (and logs why). */
+ * new segment chained to the last sealed one, applies retention.  On a
+ * full disk (nothing left to delete) it still opens, without a segment:
+ * events are counted as dropped and each flush tries again.  Returns NULL
+ * with errno set on failure (and logs why). */
 struct gr_writer *gr_writer__open(const struct gr_store_opts *opts);
 
 /* Returns the dictionary id of a string (interning it if new), or 0 with
@@ -58,13 +62,18 @@ uint32_t gr_writer__dict_gen(const struct gr_writer *w);
 /* Appends one event to table t.  vals is indexed by the table's column
  * constants (GR_<table>_<col>); STR columns hold ids from
  * gr_writer__intern; HOST columns are ignored.  Bit i of nullmask makes
- * column i NULL.  Returns 0, -EINVAL (bad table or string id), or the
- * error of a block write. */
+ * column i NULL.  Returns 0 or -EINVAL (bad table or string id), -ENOMEM.
+ * Events the store cannot write (disk full, I/O error) are counted by the
+ * store itself (gr_writer_stats, `drops` rows store:*), not returned, so
+ * that no caller counts them twice. */
 int gr_writer__append(struct gr_writer *w, int t, const int64_t *vals,
 		      uint64_t nullmask);
 
 /* Writes every partial block and commits them in one transaction, then
- * rotates and applies retention if due.  Returns 0 or -errno. */
+ * rotates and applies retention if due.  A commit that fails for want of
+ * space first deletes the oldest sealed segments (older than min_age) and
+ * tries again; what still cannot be written is dropped and counted.
+ * Returns 0 or -errno (-ENOSPC / -EDQUOT: disk full). */
 int gr_writer__flush(struct gr_writer *w);
 
 /* Seals the open segment now and starts a new one.  Returns 0 or -errno. */
@@ -81,11 +90,27 @@ struct gr_writer_stats {
 	uint64_t deleted;      /* removed by retention since open */
 	uint64_t disk_bytes;   /* segment bytes in the directory now */
 	uint64_t dropped;      /* events given up: their block could not be
-				* written */
+				* written (the sum of the two below) */
+	uint64_t dropped_disk_full; /* ... for want of space: ENOSPC, EDQUOT */
+	uint64_t dropped_io_error;  /* ... for any other write failure */
+	uint64_t drops_pending; /* of those, not yet in a committed `drops`
+				 * row (written by the next flush that
+				 * succeeds) */
 };
 void gr_writer__stats(const struct gr_writer *w, struct gr_writer_stats *st);
 
-/* The path of the segment being written. */
+/* The `drops` sources of the store's own losses. */
+#define GR_DROP_DISK_FULL "store:disk_full"
+#define GR_DROP_IO_ERROR "store:io_error"
+
+/* Calls fn for every source of `drops` rows appended since open (the
+ * probe families' and the store's own), with the events it counted;
+ * stops at fn's first non-zero return, which it returns. */
+int gr_writer__drops(const struct gr_writer *w,
+		     int (*fn)(void *ctx, const char *source, uint64_t n),
+		     void *ctx);
+
+/* The path of the segment being written ("" while none is open). */
 const char *gr_writer__segment_path(const struct gr_writer *w);
 
 /* ---- Manifest ---------------------------------------------------------- */

@@ -21,8 +21,23 @@
  * prev_sha256.  Retention then removes the oldest sealed segments while the
  * directory is over max_disk or the file system under keep_free; it only
  * ever unlinks sealed files, so it costs the writer one unlink per segment
- * and never waits on readers.
+ * and never waits on readers; min_age spares recent segments.
+ *
+ * The directory may belong to another user while root writes it, so it
+ * is opened once (dirfd) and every file in it through openat(O_NOFOLLOW),
+ * checked on the fd; files are created O_EXCL and only those fchown'd.  A
+ * segment is built under .NAME.tmp and renamed into place, so a file with
+ * a segment's name is always a valid segment.
+ *
+ * A full disk: SQLite rolls a refused commit back whole, so the blocks of
+ * the open transaction are kept (the log) until it commits; retention
+ * deletes the oldest sealed segment it may (reason disk-full) and the
+ * transaction is written again.  Only then are its events dropped, counted
+ * by cause (store:disk_full, store:io_error) and written as `drops` rows by
+ * the next flush that succeeds.  Without room for a segment at all the
+ * writer runs without one, counting, and tries again at each flush.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -63,15 +78,41 @@ struct sealed {
 	char name[96];
 	uint64_t bytes;
 	int64_t seq;
+	int64_t mtime_ns;     /* when it was last written: its seal */
 };
+
+/* A block written in the open transaction, kept until the commit: a commit
+ * refused for want of space is tried again, after retention made room,
+ * from these copies (SQLite rolls the whole transaction back on
+ * SQLITE_FULL, and the column buffers are reused by then). */
+struct logblk {
+	int t;
+	int64_t ts_min, ts_max;
+	uint32_t n, crc;
+	size_t off, len;      /* payload in gr_writer.log_bytes */
+};
+
+/* A source of `drops` rows and the events it counted since open. */
+struct dsrc {
+	char name[64];
+	uint64_t n;
+};
+
+#define LOG_CAP_BYTES (64u << 20)
+#define LOG_CAP_BLOCKS 4096
 
 struct gr_writer {
 	struct gr_store_opts o;
 	char *dir;
+	/* DIR, opened once: every file in it is opened relative to this fd
+	 * with O_NOFOLLOW, so a symlink or a renamed parent planted by
+	 * whoever owns DIR never leads root's writes elsewhere. */
+	int dirfd;
 	int lock_fd;          /* flock'd DIR/.lock: one writer per directory */
 	/* Root writing a directory another user owns (`sudo gpurecd` on the
-	 * service's /var/lib/gpurec) gives its files to that owner, so the
-	 * service can still append, seal and delete them. */
+	 * service's /var/lib/gpurec) gives the files it creates (O_EXCL,
+	 * through their fd) to that owner, so the service can still append,
+	 * seal and delete them. */
 	int adopt;
 	uid_t dir_uid;
 	gid_t dir_gid;
@@ -85,6 +126,20 @@ struct gr_writer {
 	struct gr_sum *sum;
 	struct gr_buf sum_buf;
 	int in_txn;
+	/* A statement of the open transaction failed (SQLite may have rolled
+	 * it back): later blocks go to the log only, and the flush tries the
+	 * whole transaction again or gives it up. */
+	int txn_err;
+	struct logblk *log;
+	int nlog, log_cap;
+	struct gr_buf log_bytes;
+	uint32_t txn_store_rows;  /* store:* drops rows in the transaction */
+	uint64_t txn_store_n[2];  /* ... and the events they count */
+	/* No segment is open (the disk was full when one had to be made):
+	 * appended events are dropped, counted under this error, and each
+	 * flush tries again to open one. */
+	int nodb_err;
+	int opened;             /* gr_writer__open succeeded */
 	char seg_path[4096];
 	char seg_name[96];
 	int64_t seg_opened_mono;
@@ -126,10 +181,26 @@ struct gr_writer {
 	int64_t txn_ts_min, txn_ts_max;
 
 	struct sealed *sealed; /* sealed segments on disk, oldest first */
+	/* A crashed segment recovery could not seal for want of space:
+	 * sealed before any new segment is made. */
+	char unsealed[96];
 	int nsealed, sealed_cap;
 
 	struct gr_writer_stats st;
+	/* Store losses (0: disk full, 1: I/O error) not yet in a committed
+	 * drops row. */
+	uint64_t lost_pending[2];
+	struct dsrc *dsrc;
+	int ndsrc;
 };
+
+static const char *const lost_source[2] = { GR_DROP_DISK_FULL,
+					    GR_DROP_IO_ERROR };
+
+static int is_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
 
 static void wlog(struct gr_writer *w, const char *fmt, ...)
 {
@@ -144,13 +215,62 @@ static void wlog(struct gr_writer *w, const char *fmt, ...)
 		fprintf(stderr, "gpurec-store: %s\n", line);
 }
 
-/* Gives a file this writer created to the directory's owner (see
- * gr_writer.adopt); a failure is logged, the file stays usable. */
-static void adopt_file(struct gr_writer *w, int fd, const char *path)
+/* What an error of dir_open/dir_create means, for a log line. */
+static const char *dir_strerror(int err)
 {
+	if (err == -ELOOP)
+		return "a symbolic link: refused (a data directory's files "
+		       "are never followed)";
+	if (err == -EMLINK)
+		return "not a plain file with one link: refused";
+	return strerror(-err);
+}
+
+/* Opens DIR/name, which must exist, without following a symlink, and
+ * checks on the fd that it is a plain file with one link (a hard link to
+ * someone else's file is refused as a symlink is).  Returns the fd, or
+ * -errno (-ELOOP: a symlink, -EMLINK: not a plain file). */
+static int dir_open(struct gr_writer *w, const char *name, int flags)
+{
+	int fd = openat(w->dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC |
+				       O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat sb;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
+		close(fd);
+		return -EMLINK;
+	}
+	return fd;
+}
+
+/* Creates DIR/name, which must not exist (O_EXCL: never a file or link
+ * someone planted), and gives it to the directory's owner (see
+ * gr_writer.adopt; a failure is logged, the file stays usable).  Returns
+ * the fd or -errno. */
+static int dir_create(struct gr_writer *w, const char *name, int flags,
+		      mode_t mode)
+{
+	int fd = openat(w->dirfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW |
+				       O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
 	if (w->adopt && fchown(fd, w->dir_uid, w->dir_gid) < 0)
-		wlog(w, "%s: cannot give it to uid %u: %s", path,
+		wlog(w, "%s/%s: cannot give it to uid %u: %s", w->dir, name,
 		     (unsigned)w->dir_uid, strerror(errno));
+	return fd;
+}
+
+/* The -errno of SQLite's last failure on db: -ENOSPC / -EDQUOT when it
+ * was for want of space (SQLITE_FULL, or the write's errno), else -EIO. */
+static int sql_err(sqlite3 *db)
+{
+	int rc = sqlite3_errcode(db), se = sqlite3_system_errno(db);
+	if (rc == SQLITE_FULL || se == ENOSPC)
+		return -ENOSPC;
+	if ((rc & 0xff) == SQLITE_IOERR && se == EDQUOT)
+		return -EDQUOT;
+	return -EIO;
 }
 
 static int64_t now_ns(clockid_t clk)
@@ -182,9 +302,10 @@ static int exec_sql(struct gr_writer *w, const char *sql)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(w->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int err = sql_err(w->db);
 		wlog(w, "%s: %s (in: %.60s)", w->seg_path, msg ? msg : "?", sql);
 		sqlite3_free(msg);
-		return -EIO;
+		return err;
 	}
 	return 0;
 }
@@ -310,12 +431,13 @@ static int meta_set(struct gr_writer *w, const char *key, const char *text,
 		sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	return rc == SQLITE_DONE ? 0 : sql_err(w->db);
 }
 
+/* Built under the temporary name with a rollback journal: a WAL file is
+ * named after its database, and would not follow it through the rename. */
 static const char segment_ddl[] =
 	"PRAGMA page_size=4096;"
-	"PRAGMA journal_mode=WAL;"
 	"PRAGMA synchronous=FULL;"
 	"BEGIN;"
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
@@ -335,64 +457,220 @@ static void finalize_stmts(struct gr_writer *w)
 	w->ins_block = w->ins_dict = w->ins_sum = NULL;
 }
 
+/* The temporary name a segment is built under: not a segment name, so no
+ * reader, verify or recovery ever takes it for one. */
+static void segment_tmp_name(char *out, size_t len, const char *name)
+{
+	snprintf(out, len, ".%s.tmp", name);
+}
+
+/* Returns 1 if name is a temporary segment left by a writer that died
+ * while making it (or one of its SQLite side files). */
+static int segment_tmp_stale(const char *name)
+{
+	char seg[128];
+	const char *end;
+	if (name[0] != '.' || !(end = strstr(name, ".tmp")) ||
+	    (end[4] && strcmp(end + 4, "-journal") != 0) ||
+	    (size_t)(end - name - 1) >= sizeof(seg))
+		return 0;
+	memcpy(seg, name + 1, (size_t)(end - name - 1));
+	seg[end - name - 1] = 0;
+	return gr_segment_name_ok(seg);
+}
+
+static void segment_unlink_sides(struct gr_writer *w, const char *name)
+{
+	char side[160];
+	static const char *const sfx[] = { "-wal", "-shm", "-journal" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(side, sizeof(side), "%s%s", name, sfx[i]);
+		unlinkat(w->dirfd, side, 0);
+	}
+}
+
+/* Removes the temporary segments a writer killed while making one left
+ * (see segment_create).  They never held an event. */
+static void segment_tmp_sweep(struct gr_writer *w)
+{
+	int fd = openat(w->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (segment_tmp_stale(de->d_name)) {
+			if (unlinkat(w->dirfd, de->d_name, 0) == 0)
+				wlog(w, "removed %s/%s, a segment left half "
+				     "made by an earlier run", w->dir,
+				     de->d_name);
+			else
+				wlog(w, "cannot remove %s/%s: %s", w->dir,
+				     de->d_name, strerror(errno));
+		}
+	closedir(d);
+}
+
+/* Opens DIR/name with SQLite, never through a symlink: the name is
+ * checked first, and SQLITE_OPEN_NOFOLLOW covers a swap after. */
+static int segment_sql_open(struct gr_writer *w, const char *name,
+			    sqlite3 **db)
+{
+	char path[4200];
+	struct stat sb;
+	*db = NULL;
+	if (fstatat(w->dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1)
+		return S_ISLNK(sb.st_mode) ? -ELOOP : -EMLINK;
+	snprintf(path, sizeof(path), "%s/%s", w->dir, name);
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
+			    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+			    NULL) != SQLITE_OK) {
+		int err = sql_err(*db);
+		sqlite3_close(*db);
+		*db = NULL;
+		return err;
+	}
+	return 0;
+}
+
+static int segment_build(struct gr_writer *w, int64_t real);
+
+/* Makes the next segment: built and committed under a temporary name,
+ * fsynced, then renamed into place (and the directory fsynced), so a file
+ * with a segment's name is always a valid segment, whatever the crash or
+ * the lack of space.  Then reopened in WAL mode for the writes. */
 static int segment_create(struct gr_writer *w)
 {
 	int64_t real = real_ns(w);
+	char tmp[128];
 	int fd = -1, err;
 
 	/* Names sort by creation time; O_EXCL settles a same-ns clash. */
 	for (int tries = 0;; tries++) {
+		struct stat sb;
 		if ((err = segment_name(w->seg_name, sizeof(w->seg_name),
 					real + tries)))
 			return err;
-		snprintf(w->seg_path, sizeof(w->seg_path), "%s/%s", w->dir,
-			 w->seg_name);
-		fd = open(w->seg_path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
-			  0640);
-		if (fd >= 0 || errno != EEXIST || tries > 1000)
+		if (fstatat(w->dirfd, w->seg_name, &sb,
+			    AT_SYMLINK_NOFOLLOW) == 0) {
+			if (tries > 1000)
+				return -EEXIST;
+			continue;
+		}
+		segment_tmp_name(tmp, sizeof(tmp), w->seg_name);
+		unlinkat(w->dirfd, tmp, 0);
+		fd = dir_create(w, tmp, O_WRONLY, 0640);
+		if (fd >= 0 || fd != -EEXIST || tries > 1000)
 			break;
 	}
+	snprintf(w->seg_path, sizeof(w->seg_path), "%s/%s", w->dir,
+		 w->seg_name);
 	if (fd < 0) {
-		err = -errno;
-		wlog(w, "cannot create segment %s: %s", w->seg_path,
-		     strerror(errno));
-		return err;
+		wlog(w, "cannot create segment %s/%s: %s", w->dir, tmp,
+		     dir_strerror(fd));
+		w->seg_path[0] = 0;
+		return fd;
 	}
-	adopt_file(w, fd, w->seg_path);
 	close(fd);
-	if (sqlite3_open_v2(w->seg_path, &w->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		wlog(w, "cannot open segment %s: %s", w->seg_path,
-		     sqlite3_errmsg(w->db));
-		sqlite3_close(w->db);
-		w->db = NULL;
-		return -EIO;
+	if ((err = segment_sql_open(w, tmp, &w->db)) ||
+	    (err = segment_build(w, real))) {
+		wlog(w, "cannot make segment %s: %s", w->seg_path,
+		     dir_strerror(err));
+		goto undo_tmp;
 	}
+	sqlite3_close(w->db);
+	w->db = NULL;
+	if ((fd = dir_open(w, tmp, O_RDONLY)) < 0 || fsync(fd) < 0 ||
+	    renameat2(w->dirfd, tmp, w->dirfd, w->seg_name,
+		      RENAME_NOREPLACE) < 0) {
+		err = fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
+		wlog(w, "cannot put segment %s in place: %s", w->seg_path,
+		     dir_strerror(err));
+		goto undo_tmp;
+	}
+	close(fd);
+	if (fsync(w->dirfd) < 0 && errno != EINVAL)
+		wlog(w, "%s: fsync: %s", w->dir, strerror(errno));
+	if ((err = segment_sql_open(w, w->seg_name, &w->db)) ||
+	    (err = exec_sql(w, "PRAGMA journal_mode=WAL")) ||
+	    (err = exec_sql(w, "PRAGMA synchronous=FULL")))
+		goto undo;
+	if (sqlite3_prepare_v3(w->db,
+			"INSERT INTO blocks(tbl, ts_min, ts_max, count, crc,"
+			" payload) VALUES (?,?,?,?,?,?)", -1,
+			SQLITE_PREPARE_PERSISTENT, &w->ins_block, NULL) ||
+	    sqlite3_prepare_v3(w->db, "INSERT INTO dict(id, s) VALUES (?,?)",
+			       -1, SQLITE_PREPARE_PERSISTENT, &w->ins_dict,
+			       NULL) ||
+	    sqlite3_prepare_v3(w->db, gr_sum_insert_sql, -1,
+			       SQLITE_PREPARE_PERSISTENT, &w->ins_sum, NULL)) {
+		wlog(w, "%s: %s", w->seg_path, sqlite3_errmsg(w->db));
+		err = sql_err(w->db);
+		goto undo;
+	}
+	w->seg_opened_mono = now_ns(CLOCK_MONOTONIC);
+	w->seg_ts_min = INT64_MAX;
+	w->seg_ts_max = INT64_MIN;
+	w->seg_events = 0;
+	gr_sum__reset(w->sum);
+	if (w->seg_has)
+		memset(w->seg_has, 0, w->strs_cap);
+	return 0;
+undo:
+	/* In place but not usable for writing: it holds no event, and an
+	 * empty segment in the chain would only be noise. */
+	wlog(w, "cannot open segment %s for writing: %s", w->seg_path,
+	     strerror(-err));
+	finalize_stmts(w);
+	sqlite3_close(w->db);
+	w->db = NULL;
+	unlinkat(w->dirfd, w->seg_name, 0);
+	segment_unlink_sides(w, w->seg_name);
+	w->seg_path[0] = 0;
+	return err;
+undo_tmp:
+	sqlite3_close(w->db);
+	w->db = NULL;
+	unlinkat(w->dirfd, tmp, 0);
+	segment_unlink_sides(w, tmp);
+	w->seg_path[0] = 0;
+	return err;
+}
+
+/* Writes a new segment's tables and metadata in w->db, committed. */
+static int segment_build(struct gr_writer *w, int64_t real)
+{
+	int err;
 	if ((err = exec_sql(w, segment_ddl)) || (err = exec_sql(w, gr_sum_ddl)))
 		return err;
 
 	int64_t offset = real - now_ns(CLOCK_BOOTTIME);
 	w->seq = w->last_seq + 1;
-	err = meta_set(w, "format", "gpurec-segment", 0, 0) ||
-	      meta_set(w, "format_version", NULL, GR_SEG_FORMAT, 1) ||
-	      meta_set(w, "schema_version", NULL, GR_SCHEMA_VERSION, 1) ||
-	      meta_set(w, "host", w->host, 0, 0) ||
-	      meta_set(w, "machine_id", w->machine_id, 0, 0) ||
-	      meta_set(w, "boot_id", w->boot_id, 0, 0) ||
-	      meta_set(w, "clock_offset_ns", NULL, offset, 1) ||
-	      meta_set(w, "created_ns", NULL, real, 1) ||
-	      meta_set(w, "prev_sha256", w->prev_sha, 0, 0) ||
-	      meta_set(w, "seq", NULL, w->seq, 1) ||
-	      meta_set(w, "sealed", NULL, 0, 1);
-	if (err)
-		return -EIO;
+	if ((err = meta_set(w, "format", "gpurec-segment", 0, 0)) ||
+	    (err = meta_set(w, "format_version", NULL, GR_SEG_FORMAT, 1)) ||
+	    (err = meta_set(w, "schema_version", NULL, GR_SCHEMA_VERSION, 1)) ||
+	    (err = meta_set(w, "host", w->host, 0, 0)) ||
+	    (err = meta_set(w, "machine_id", w->machine_id, 0, 0)) ||
+	    (err = meta_set(w, "boot_id", w->boot_id, 0, 0)) ||
+	    (err = meta_set(w, "clock_offset_ns", NULL, offset, 1)) ||
+	    (err = meta_set(w, "created_ns", NULL, real, 1)) ||
+	    (err = meta_set(w, "prev_sha256", w->prev_sha, 0, 0)) ||
+	    (err = meta_set(w, "seq", NULL, w->seq, 1)) ||
+	    (err = meta_set(w, "sealed", NULL, 0, 1)))
+		return err;
 
 	/* Record the stored column layout so later versions read by name. */
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(w->db, "INSERT INTO columns VALUES (?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
+		return sql_err(w->db);
 	for (int t = 0; t < GR_NTABLES && !err; t++) {
 		const struct gr_table *tab = &gr_tables[t];
 		if (!(tab->flags & GR_TF_EVENT))
@@ -406,47 +684,32 @@ static int segment_create(struct gr_writer *w)
 			sqlite3_bind_text(st, 4, gr_coltype__name(c->type), -1,
 					  SQLITE_STATIC);
 			if (sqlite3_step(st) != SQLITE_DONE)
-				err = -EIO;
+				err = sql_err(w->db);
 			sqlite3_reset(st);
 		}
 	}
 	sqlite3_finalize(st);
 	if (err || (err = exec_sql(w, "COMMIT")))
 		return err ? err : -EIO;
-
-	if (sqlite3_prepare_v3(w->db,
-			"INSERT INTO blocks(tbl, ts_min, ts_max, count, crc,"
-			" payload) VALUES (?,?,?,?,?,?)", -1,
-			SQLITE_PREPARE_PERSISTENT, &w->ins_block, NULL) ||
-	    sqlite3_prepare_v3(w->db, "INSERT INTO dict(id, s) VALUES (?,?)",
-			       -1, SQLITE_PREPARE_PERSISTENT, &w->ins_dict,
-			       NULL) ||
-	    sqlite3_prepare_v3(w->db, gr_sum_insert_sql, -1,
-			       SQLITE_PREPARE_PERSISTENT, &w->ins_sum, NULL)) {
-		wlog(w, "%s: %s", w->seg_path, sqlite3_errmsg(w->db));
-		return -EIO;
-	}
-	w->seg_opened_mono = now_ns(CLOCK_MONOTONIC);
-	w->seg_ts_min = INT64_MAX;
-	w->seg_ts_max = INT64_MIN;
-	w->seg_events = 0;
-	gr_sum__reset(w->sum);
-	if (w->seg_has)
-		memset(w->seg_has, 0, w->strs_cap);
 	return 0;
 }
 
-static uint64_t file_bytes(const char *path)
+/* The size of DIR/name (a symlink's own, never its target's), 0 if none;
+ * its mtime in *mtime_ns when asked. */
+static uint64_t file_bytes(struct gr_writer *w, const char *name,
+			   int64_t *mtime_ns)
 {
 	struct stat sb;
-	return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	if (fstatat(w->dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (mtime_ns)
+		*mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+			    sb.st_mtim.tv_nsec;
+	return (uint64_t)sb.st_size;
 }
 
-static int set_immutable(const char *path, int on)
+static int set_immutable_fd(int fd, int on)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
 	int flags, err = 0;
 	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
 		err = -errno;
@@ -455,22 +718,21 @@ static int set_immutable(const char *path, int on)
 		if (nf != flags && ioctl(fd, FS_IOC_SETFLAGS, &nf) < 0)
 			err = -errno;
 	}
-	close(fd);
 	return err;
 }
 
-static int fsync_path(const char *path, int dir)
+static int set_immutable(struct gr_writer *w, const char *name, int on)
 {
-	int fd = open(path, (dir ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC);
+	int fd = dir_open(w, name, O_RDONLY);
 	if (fd < 0)
-		return -errno;
-	int err = fsync(fd) < 0 ? -errno : 0;
+		return fd;
+	int err = set_immutable_fd(fd, on);
 	close(fd);
 	return err;
 }
 
 static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes,
-		       int64_t seq)
+		       int64_t seq, int64_t mtime_ns)
 {
 	if (w->nsealed == w->sealed_cap) {
 		int cap = w->sealed_cap ? w->sealed_cap * 2 : 64;
@@ -483,7 +745,25 @@ static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes,
 	snprintf(w->sealed[w->nsealed].name, sizeof(w->sealed[0].name), "%s",
 		 name);
 	w->sealed[w->nsealed].seq = seq;
+	w->sealed[w->nsealed].mtime_ns = mtime_ns;
 	w->sealed[w->nsealed++].bytes = bytes;
+	return 0;
+}
+
+static int sha256_fd(int fd, uint8_t out[32])
+{
+	struct gr_sha256 c;
+	uint8_t buf[65536];
+	off_t off = 0;
+	ssize_t n;
+	gr_sha256__init(&c);
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		gr_sha256__update(&c, buf, (size_t)n);
+		off += n;
+	}
+	if (n < 0)
+		return -errno;
+	gr_sha256__final(&c, out);
 	return 0;
 }
 
@@ -491,6 +771,8 @@ static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes,
  * recovered, in which case events/ts come from its metadata). */
 static int sum_store(void *ctx, const struct gr_sum_ent *e);
 static void sum_reload(struct gr_writer *w);
+
+static int retention_make_room(struct gr_writer *w);
 
 static int segment_seal(struct gr_writer *w)
 {
@@ -505,36 +787,54 @@ static int segment_seal(struct gr_writer *w)
 	 * and keep writing this segment; the next rotation retries.  A
 	 * segment is never half sealed, and the chain never forks. */
 	sqlite3_busy_timeout(w->db, 3000);
-	if (exec_sql(w, "BEGIN") ||
-	    meta_set(w, "sealed", NULL, 1, 1) ||
-	    meta_set(w, "start_ts", NULL, w->seg_ts_min, 1) ||
-	    meta_set(w, "end_ts", NULL, w->seg_ts_max, 1) ||
-	    meta_set(w, "events", NULL, (int64_t)w->seg_events, 1) ||
-	    meta_set(w, "sealed_ns", NULL, real_ns(w), 1) ||
-	    meta_set(w, "seq", NULL, w->seq, 1) ||
-	    gr_sum__rollup(w->sum) ||
-	    gr_sum__each(w->sum, 1, sum_store, w) ||
-	    exec_sql(w, "COMMIT")) {
-		exec_sql(w, "ROLLBACK");
+	if ((err = exec_sql(w, "BEGIN")) ||
+	    (err = meta_set(w, "sealed", NULL, 1, 1)) ||
+	    (err = meta_set(w, "start_ts", NULL, w->seg_ts_min, 1)) ||
+	    (err = meta_set(w, "end_ts", NULL, w->seg_ts_max, 1)) ||
+	    (err = meta_set(w, "events", NULL, (int64_t)w->seg_events, 1)) ||
+	    (err = meta_set(w, "sealed_ns", NULL, real_ns(w), 1)) ||
+	    (err = meta_set(w, "seq", NULL, w->seq, 1)) ||
+	    (err = gr_sum__rollup(w->sum)) ||
+	    (err = gr_sum__each(w->sum, 1, sum_store, w)) ||
+	    (err = exec_sql(w, "COMMIT"))) {
+		if (!sqlite3_get_autocommit(w->db))
+			exec_sql(w, "ROLLBACK");
 		sum_reload(w); /* without the whole-segment rows */
 		sqlite3_busy_timeout(w->db, 0);
-		return -EIO;
+		return err;
 	}
-	sqlite3_stmt *jm = NULL;
-	const char *mode = NULL;
-	if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &jm,
-			       NULL) == SQLITE_OK &&
-	    sqlite3_step(jm) == SQLITE_ROW)
-		mode = (const char *)sqlite3_column_text(jm, 0);
-	int folded = mode && strcmp(mode, "delete") == 0;
-	sqlite3_finalize(jm);
+	int folded;
+	for (;;) {
+		/* Folding writes the WAL's pages into the file: on a full
+		 * disk, make room and try again. */
+		sqlite3_stmt *jm = NULL;
+		const char *mode = NULL;
+		int rc = SQLITE_ERROR;
+		if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1,
+				       &jm, NULL) == SQLITE_OK &&
+		    (rc = sqlite3_step(jm)) == SQLITE_ROW)
+			mode = (const char *)sqlite3_column_text(jm, 0);
+		folded = mode && strcmp(mode, "delete") == 0;
+		err = rc == SQLITE_ROW || rc == SQLITE_BUSY ? -EBUSY :
+							     sql_err(w->db);
+		sqlite3_finalize(jm);
+		if (folded || !is_full(err) || !retention_make_room(w))
+			break;
+	}
 	if (!folded) {
 		meta_set(w, "sealed", NULL, 0, 1);
 		sqlite3_busy_timeout(w->db, 0);
-		wlog(w, "cannot seal %s now: a reader holds it; writing on and "
-		     "retrying at the next rotation", w->seg_path);
-		return -EBUSY;
+		if (err == -EBUSY)
+			wlog(w, "cannot seal %s now: a reader holds it; "
+			     "writing on and retrying at the next rotation",
+			     w->seg_path);
+		else
+			wlog(w, "cannot seal %s now: %s; writing on and "
+			     "retrying at the next rotation", w->seg_path,
+			     strerror(-err));
+		return err;
 	}
+	err = 0;
 	finalize_stmts(w);
 	if (sqlite3_close(w->db) != SQLITE_OK) {
 		wlog(w, "%s: close: %s", w->seg_path, sqlite3_errmsg(w->db));
@@ -545,22 +845,33 @@ static int segment_seal(struct gr_writer *w)
 		wlog(w, "cannot seal %s; it stays unsealed", w->seg_path);
 		return err;
 	}
-	if ((err = fsync_path(w->seg_path, 0)) ||
-	    chmod(w->seg_path, 0440) < 0 ||
-	    (err = gr_sha256__file(w->seg_path, sha))) {
-		err = err ? err : -errno;
-		wlog(w, "cannot seal %s: %s", w->seg_path, strerror(-err));
+	/* fsync, chmod, hash and the immutable flag all go through one fd,
+	 * opened without following a link and checked. */
+	int fd = dir_open(w, w->seg_name, O_RDONLY);
+	if (fd < 0 || fsync(fd) < 0 || fchmod(fd, 0440) < 0 ||
+	    (err = sha256_fd(fd, sha))) {
+		err = err ? err : fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
+		wlog(w, "cannot seal %s: %s", w->seg_path, dir_strerror(err));
 		return err;
 	}
 	gr_hex(sha, 32, hex);
-	uint64_t bytes = file_bytes(w->seg_path);
+	struct stat sb;
+	uint64_t bytes = fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	int64_t mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+			sb.st_mtim.tv_nsec;
 	int64_t at = real_ns(w);
-	if ((err = gr_manifest_w__append(w->mw, at, w->last_seq,
+	while ((err = gr_manifest_w__append(w->mw, at, w->last_seq,
 			"seal %s sha256=%s prev=%s start=%" PRId64 " end=%"
 			PRId64 " events=%" PRIu64 " bytes=%" PRIu64 " host=%s"
 			" seq=%" PRId64 " at=%" PRId64, w->seg_name, hex,
 			w->prev_sha, w->seg_ts_min, w->seg_ts_max,
-			w->seg_events, bytes, w->host, w->seq, at))) {
+			w->seg_events, bytes, w->host, w->seq, at)) &&
+	       is_full(err) && retention_make_room(w))
+		;
+	if (err) {
+		close(fd);
 		wlog(w, "cannot append to %s/%s: %s", w->dir, GR_MANIFEST,
 		     strerror(-err));
 		return err;
@@ -568,12 +879,13 @@ static int segment_seal(struct gr_writer *w)
 	memcpy(w->prev_sha, hex, sizeof(hex));
 	w->last_seq = w->seq;
 	if (!w->o.no_immutable)
-		set_immutable(w->seg_path, 1); /* best effort: see header */
-	fsync_path(w->dir, 1);
+		set_immutable_fd(fd, 1); /* best effort: see header */
+	close(fd);
+	fsync(w->dirfd);
 	w->st.segments++;
 	wlog(w, "sealed %s: %" PRIu64 " events, %" PRIu64 " bytes, sha256 %s",
 	     w->seg_name, w->seg_events, bytes, hex);
-	return sealed_push(w, w->seg_name, bytes, w->seq);
+	return sealed_push(w, w->seg_name, bytes, w->seq, mtime);
 }
 
 /* ---- retention --------------------------------------------------------- */
@@ -581,13 +893,13 @@ static int segment_seal(struct gr_writer *w)
 static uint64_t disk_used(struct gr_writer *w)
 {
 	uint64_t sum = 0;
-	char wal[4200];
+	char wal[128];
 	for (int i = 0; i < w->nsealed; i++)
 		sum += w->sealed[i].bytes;
 	if (w->db) {
-		sum += file_bytes(w->seg_path);
-		snprintf(wal, sizeof(wal), "%s-wal", w->seg_path);
-		sum += file_bytes(wal);
+		sum += file_bytes(w, w->seg_name, NULL);
+		snprintf(wal, sizeof(wal), "%s-wal", w->seg_name);
+		sum += file_bytes(w, wal, NULL);
 	}
 	return sum;
 }
@@ -595,9 +907,44 @@ static uint64_t disk_used(struct gr_writer *w)
 static uint64_t fs_free(struct gr_writer *w)
 {
 	struct statvfs sv;
-	if (statvfs(w->dir, &sv) < 0)
+	if (fstatvfs(w->dirfd, &sv) < 0)
 		return UINT64_MAX;
 	return (uint64_t)sv.f_bavail * sv.f_frsize;
+}
+
+/* Deletes the oldest sealed segment for reason why.  Returns 0, -EAGAIN
+ * when none may go (none is left, or the oldest was sealed less than
+ * min_age ago), or the error of the MANIFEST append. */
+static int retention_delete_oldest(struct gr_writer *w, const char *why)
+{
+	if (w->nsealed == 0)
+		return -EAGAIN;
+	struct sealed victim = w->sealed[0];
+	if (w->o.min_age_ns > 0 &&
+	    now_ns(CLOCK_REALTIME) - victim.mtime_ns < w->o.min_age_ns)
+		return -EAGAIN;
+	/* The manifest says so first: a crash in between leaves a logged
+	 * deletion, never an unexplained missing segment. */
+	int64_t at = real_ns(w);
+	int err = gr_manifest_w__append(w->mw, at, w->last_seq,
+		"delete %s reason=%s at=%" PRId64 " bytes=%" PRIu64
+		" seq=%" PRId64, victim.name, why, at, victim.bytes,
+		victim.seq);
+	if (err) {
+		wlog(w, "retention: cannot log the deletion of %s/%s (%s); "
+		     "keeping it", w->dir, victim.name, strerror(-err));
+		return err;
+	}
+	set_immutable(w, victim.name, 0);
+	if (unlinkat(w->dirfd, victim.name, 0) < 0 && errno != ENOENT)
+		wlog(w, "retention: cannot delete %s/%s: %s", w->dir,
+		     victim.name, strerror(errno));
+	memmove(w->sealed, w->sealed + 1,
+		(size_t)(--w->nsealed) * sizeof(*w->sealed));
+	w->st.deleted++;
+	wlog(w, "retention (%s): deleted %s (%" PRIu64 " bytes)", why,
+	     victim.name, victim.bytes);
+	return 0;
 }
 
 static void retention(struct gr_writer *w)
@@ -609,39 +956,23 @@ static void retention(struct gr_writer *w)
 			why = "max-disk";
 		else if (w->o.keep_free && fs_free(w) < w->o.keep_free)
 			why = "keep-free";
-		if (!why)
+		/* Only the open segment left (it rotates early, see
+		 * effective_segment_size, so this passes), or the rest too
+		 * young for min_age: stop. */
+		if (!why || retention_delete_oldest(w, why))
 			break;
-		if (w->nsealed == 0) {
-			/* Only the open segment is left; it rotates early
-			 * (see effective_segment_size) so this passes. */
-			break;
-		}
-		struct sealed victim = w->sealed[0];
-		char path[4200];
-		snprintf(path, sizeof(path), "%s/%s", w->dir, victim.name);
-		/* The manifest says so first: a crash in between leaves a
-		 * logged deletion, never an unexplained missing segment. */
-		int64_t at = real_ns(w);
-		int err = gr_manifest_w__append(w->mw, at, w->last_seq,
-			"delete %s reason=%s at=%" PRId64 " bytes=%" PRIu64
-			" seq=%" PRId64, victim.name, why, at, victim.bytes,
-			victim.seq);
-		if (err) {
-			wlog(w, "retention: cannot log the deletion of %s (%s); "
-			     "keeping it", path, strerror(-err));
-			break;
-		}
-		set_immutable(path, 0);
-		if (unlink(path) < 0 && errno != ENOENT)
-			wlog(w, "retention: cannot delete %s: %s", path,
-			     strerror(errno));
-		memmove(w->sealed, w->sealed + 1,
-			(size_t)(--w->nsealed) * sizeof(*w->sealed));
-		w->st.deleted++;
-		wlog(w, "retention (%s): deleted %s (%" PRIu64 " bytes)", why,
-		     victim.name, victim.bytes);
 	}
 	w->st.disk_bytes = disk_used(w);
+}
+
+/* A write refused for want of space: deletes the oldest sealed segment
+ * min_age allows, as keep-free would.  Returns 1 if it deleted one (the
+ * write is worth trying again), else 0. */
+static int retention_make_room(struct gr_writer *w)
+{
+	int deleted = retention_delete_oldest(w, "disk-full") == 0;
+	w->st.disk_bytes = disk_used(w);
+	return deleted;
 }
 
 /* ---- blocks ------------------------------------------------------------ */
@@ -656,24 +987,26 @@ static int sum_store(void *ctx, const struct gr_sum_ent *e)
 	if (rc != SQLITE_DONE) {
 		wlog(w, "%s: summary insert: %s", w->seg_path,
 		     sqlite3_errmsg(w->db));
-		return -EIO;
+		return sql_err(w->db);
 	}
 	return 0;
 }
 
-static int begin_txn(struct gr_writer *w)
+/* Starts the flush's transaction.  A BEGIN that fails leaves it broken
+ * (txn_err): the blocks still go to the log, and the flush decides. */
+static void begin_txn(struct gr_writer *w)
 {
 	if (w->in_txn)
-		return 0;
-	if (exec_sql(w, "BEGIN"))
-		return -EIO;
+		return;
 	w->in_txn = 1;
 	w->ntxn_ids = 0;
 	w->txn_events = 0;
+	w->nlog = 0;
+	w->log_bytes.len = 0;
 	w->txn_seg_events = w->seg_events;
 	w->txn_ts_min = w->seg_ts_min;
 	w->txn_ts_max = w->seg_ts_max;
-	return 0;
+	w->txn_err = exec_sql(w, "BEGIN");
 }
 
 /* Puts the summaries back to what the segment holds: after a rollback,
@@ -682,8 +1015,8 @@ static void sum_reload(struct gr_writer *w)
 {
 	sqlite3_stmt *st;
 	gr_sum__reset(w->sum);
-	if (sqlite3_prepare_v2(w->db, "SELECT * FROM summary", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (!w->db || sqlite3_prepare_v2(w->db, "SELECT * FROM summary", -1,
+					 &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW)
 		if (gr_sum__put_row(w->sum, st))
@@ -692,34 +1025,141 @@ static void sum_reload(struct gr_writer *w)
 	sqlite3_finalize(st);
 }
 
-/* Ends the open transaction.  On rollback, what it wrote never was: the
- * dictionary marks and segment counters go back, and the events of the
- * blocks it had written (their buffers already reused) count as dropped. */
-static int end_txn(struct gr_writer *w, int commit)
+static void dsrc_add(struct gr_writer *w, const char *name, size_t len,
+		     uint64_t n)
 {
-	int err = 0;
+	int i;
+	if (len >= sizeof(w->dsrc[0].name))
+		len = sizeof(w->dsrc[0].name) - 1;
+	for (i = 0; i < w->ndsrc; i++)
+		if (strlen(w->dsrc[i].name) == len &&
+		    memcmp(w->dsrc[i].name, name, len) == 0)
+			break;
+	if (i == w->ndsrc) {
+		struct dsrc *p = realloc(w->dsrc, (size_t)(i + 1) * sizeof(*p));
+		if (!p)
+			return;
+		w->dsrc = p;
+		memcpy(p[i].name, name, len);
+		p[i].name[len] = 0;
+		p[i].n = 0;
+		w->ndsrc++;
+	}
+	w->dsrc[i].n += n;
+}
+
+/* Counts n events the store gave up because of err, by cause; they are
+ * written as a `drops` row by the next flush that succeeds. */
+static void count_lost(struct gr_writer *w, int err, uint64_t n)
+{
+	int c = is_full(err) ? 0 : 1;
+	if (!n)
+		return;
+	w->st.dropped += n;
+	if (c == 0)
+		w->st.dropped_disk_full += n;
+	else
+		w->st.dropped_io_error += n;
+	w->lost_pending[c] += n;
+	dsrc_add(w, lost_source[c], strlen(lost_source[c]), n);
+}
+
+/* Gives the open transaction up: what it wrote never was.  The dictionary
+ * marks and segment counters go back, the events of its blocks (their
+ * buffers already reused) count as dropped, and the store's own drops
+ * rows it carried go back to pending. */
+static void txn_abandon(struct gr_writer *w, int err)
+{
+	if (w->db && !sqlite3_get_autocommit(w->db))
+		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	for (uint32_t i = 0; i < w->ntxn_ids; i++)
+		w->seg_has[w->txn_ids[i]] = 0;
+	w->seg_events = w->txn_seg_events;
+	w->seg_ts_min = w->txn_ts_min;
+	w->seg_ts_max = w->txn_ts_max;
+	uint64_t lost = w->txn_events - w->txn_store_rows;
+	count_lost(w, err, lost);
+	for (int c = 0; c < 2; c++)
+		w->lost_pending[c] += w->txn_store_n[c];
+	sum_reload(w);
+	if (lost)
+		wlog(w, "%s: a flush failed (%s); %" PRIu64 " events of its "
+		     "blocks are lost, counted in drops as %s", w->seg_path,
+		     strerror(-err), lost, lost_source[is_full(err) ? 0 : 1]);
+}
+
+/* Writes the open transaction again from its log (see struct logblk),
+ * after a commit refused for want of space made retention delete. */
+static int txn_replay(struct gr_writer *w)
+{
+	int err, rc;
+	if ((err = exec_sql(w, "BEGIN")))
+		return err;
+	for (uint32_t i = 0; i < w->ntxn_ids; i++) {
+		uint32_t id = w->txn_ids[i];
+		sqlite3_bind_int64(w->ins_dict, 1, id);
+		sqlite3_bind_text(w->ins_dict, 2, w->strs[id], (int)w->lens[id],
+				  SQLITE_STATIC);
+		rc = sqlite3_step(w->ins_dict);
+		sqlite3_reset(w->ins_dict);
+		if (rc != SQLITE_DONE)
+			return sql_err(w->db);
+	}
+	for (int i = 0; i < w->nlog; i++) {
+		const struct logblk *b = &w->log[i];
+		sqlite3_bind_text(w->ins_block, 1, gr_tables[b->t].name, -1,
+				  SQLITE_STATIC);
+		sqlite3_bind_int64(w->ins_block, 2, b->ts_min);
+		sqlite3_bind_int64(w->ins_block, 3, b->ts_max);
+		sqlite3_bind_int64(w->ins_block, 4, b->n);
+		sqlite3_bind_int64(w->ins_block, 5, b->crc);
+		sqlite3_bind_blob(w->ins_block, 6, w->log_bytes.p + b->off,
+				  (int)b->len, SQLITE_STATIC);
+		rc = sqlite3_step(w->ins_block);
+		sqlite3_reset(w->ins_block);
+		if (rc != SQLITE_DONE)
+			return sql_err(w->db);
+	}
+	/* Every summary row (INSERT OR REPLACE): the failed commit had
+	 * cleared the dirty marks of those it wrote. */
+	if ((err = gr_sum__each(w->sum, 0, sum_store, w)))
+		return err;
+	return exec_sql(w, "COMMIT");
+}
+
+/* Ends the open transaction: commits it; refused for want of space, makes
+ * room (retention_make_room) and writes it again from the log, as long as
+ * retention finds something to delete; else gives it up, counted.
+ * Returns 0 or the last error. */
+static int txn_finish(struct gr_writer *w)
+{
+	int err;
 	if (!w->in_txn)
 		return 0;
+	err = w->txn_err;
+	if (!err)
+		err = gr_sum__each(w->sum, 1, sum_store, w);
+	if (!err)
+		err = exec_sql(w, "COMMIT");
+	while (err) {
+		if (!sqlite3_get_autocommit(w->db))
+			sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+		if (!is_full(err) || !retention_make_room(w))
+			break;
+		wlog(w, "%s: writing the flush again after making room",
+		     w->seg_path);
+		err = txn_replay(w);
+	}
+	if (err)
+		txn_abandon(w, err);
 	w->in_txn = 0;
-	if (commit && exec_sql(w, "COMMIT")) {
-		err = -EIO;
-		commit = 0;
-	}
-	if (!commit) {
-		exec_sql(w, "ROLLBACK");
-		for (uint32_t i = 0; i < w->ntxn_ids; i++)
-			w->seg_has[w->txn_ids[i]] = 0;
-		w->seg_events = w->txn_seg_events;
-		w->seg_ts_min = w->txn_ts_min;
-		w->seg_ts_max = w->txn_ts_max;
-		w->st.dropped += w->txn_events;
-		sum_reload(w);
-		if (w->txn_events)
-			wlog(w, "%s: a flush failed; %" PRIu64 " events of its "
-			     "blocks are lost", w->seg_path, w->txn_events);
-	}
+	w->txn_err = 0;
 	w->ntxn_ids = 0;
 	w->txn_events = 0;
+	w->txn_store_rows = 0;
+	w->txn_store_n[0] = w->txn_store_n[1] = 0;
+	w->nlog = 0;
+	w->log_bytes.len = 0;
 	return err;
 }
 
@@ -775,16 +1215,56 @@ static void tab_reset(struct gr_writer *w, struct tabbuf *tb)
 	tb->ts_max = INT64_MIN;
 }
 
+/* Keeps a copy of the block just encoded (w->payload) in the log. */
+static int log_push(struct gr_writer *w, int t, const struct tabbuf *tb,
+		    uint32_t crc)
+{
+	if (w->nlog == w->log_cap) {
+		int cap = w->log_cap ? w->log_cap * 2 : 64;
+		void *p = realloc(w->log, (size_t)cap * sizeof(*w->log));
+		if (!p)
+			return -ENOMEM;
+		w->log = p;
+		w->log_cap = cap;
+	}
+	if (gr_buf__reserve(&w->log_bytes, w->payload.len))
+		return -ENOMEM;
+	memcpy(w->log_bytes.p + w->log_bytes.len, w->payload.p,
+	       w->payload.len);
+	w->log[w->nlog++] = (struct logblk){
+		.t = t, .ts_min = tb->ts_min, .ts_max = tb->ts_max,
+		.n = tb->n, .crc = crc, .off = w->log_bytes.len,
+		.len = w->payload.len };
+	w->log_bytes.len += w->payload.len;
+	return 0;
+}
+
+/* Encodes table t's buffer into a block of the open transaction (and its
+ * log).  Returns 0 once the block is the transaction's (a failed insert
+ * only marks the transaction broken: txn_finish decides), or -errno with
+ * the buffer left as it was (no segment open, encoding failed). */
 static int write_block(struct gr_writer *w, int t)
 {
 	struct tabbuf *tb = &w->tabs[t];
 	const char *name = gr_tables[t].name;
-	int err;
+	int err, rc;
 
 	if (!tb->n)
 		return 0;
-	if ((err = begin_txn(w)))
-		return err;
+	if (!w->db)
+		return w->nodb_err ? w->nodb_err : -EIO;
+	/* A broken transaction is kept for its flush, within bounds. */
+	if (w->in_txn && w->txn_err && (w->nlog >= LOG_CAP_BLOCKS ||
+					w->log_bytes.len >= LOG_CAP_BYTES)) {
+		err = w->txn_err;
+		w->txn_err = 0;
+		w->in_txn = 1;
+		txn_abandon(w, err);
+		w->in_txn = 0;
+		w->txn_store_rows = 0;
+		w->txn_store_n[0] = w->txn_store_n[1] = 0;
+	}
+	begin_txn(w);
 	/* Store the strings this block uses that the segment lacks. */
 	for (int k = 0; k < tb->nstr; k++) {
 		struct gr_colbuf *c = &tb->cols[tb->strcols[k]];
@@ -792,16 +1272,6 @@ static int write_block(struct gr_writer *w, int t)
 			uint32_t id = (uint32_t)c->v[i];
 			if (!id || w->seg_has[id])
 				continue;
-			sqlite3_bind_int64(w->ins_dict, 1, id);
-			sqlite3_bind_text(w->ins_dict, 2, w->strs[id],
-					  (int)w->lens[id], SQLITE_STATIC);
-			int rc = sqlite3_step(w->ins_dict);
-			sqlite3_reset(w->ins_dict);
-			if (rc != SQLITE_DONE) {
-				wlog(w, "%s: dict insert: %s", w->seg_path,
-				     sqlite3_errmsg(w->db));
-				return -EIO;
-			}
 			if (w->ntxn_ids == w->txn_ids_cap) {
 				uint32_t cap = w->txn_ids_cap ?
 					       w->txn_ids_cap * 2 : 256;
@@ -814,6 +1284,18 @@ static int write_block(struct gr_writer *w, int t)
 			}
 			w->txn_ids[w->ntxn_ids++] = id;
 			w->seg_has[id] = 1;
+			if (w->txn_err)
+				continue;
+			sqlite3_bind_int64(w->ins_dict, 1, id);
+			sqlite3_bind_text(w->ins_dict, 2, w->strs[id],
+					  (int)w->lens[id], SQLITE_STATIC);
+			rc = sqlite3_step(w->ins_dict);
+			sqlite3_reset(w->ins_dict);
+			if (rc != SQLITE_DONE) {
+				w->txn_err = sql_err(w->db);
+				wlog(w, "%s: dict insert: %s", w->seg_path,
+				     sqlite3_errmsg(w->db));
+			}
 		}
 	}
 	const uint32_t *perm = group_by_thread(w, tb);
@@ -824,19 +1306,23 @@ static int write_block(struct gr_writer *w, int t)
 	}
 	uint32_t crc = gr_block_crc(name, tb->ts_min, tb->ts_max, tb->n,
 				    w->payload.p, w->payload.len);
-	sqlite3_bind_text(w->ins_block, 1, name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(w->ins_block, 2, tb->ts_min);
-	sqlite3_bind_int64(w->ins_block, 3, tb->ts_max);
-	sqlite3_bind_int64(w->ins_block, 4, tb->n);
-	sqlite3_bind_int64(w->ins_block, 5, crc);
-	sqlite3_bind_blob(w->ins_block, 6, w->payload.p, (int)w->payload.len,
-			  SQLITE_STATIC);
-	int rc = sqlite3_step(w->ins_block);
-	sqlite3_reset(w->ins_block);
-	if (rc != SQLITE_DONE) {
-		wlog(w, "%s: block insert: %s", w->seg_path,
-		     sqlite3_errmsg(w->db));
-		return -EIO;
+	if ((err = log_push(w, t, tb, crc)))
+		return err;
+	if (!w->txn_err) {
+		sqlite3_bind_text(w->ins_block, 1, name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(w->ins_block, 2, tb->ts_min);
+		sqlite3_bind_int64(w->ins_block, 3, tb->ts_max);
+		sqlite3_bind_int64(w->ins_block, 4, tb->n);
+		sqlite3_bind_int64(w->ins_block, 5, crc);
+		sqlite3_bind_blob(w->ins_block, 6, w->payload.p,
+				  (int)w->payload.len, SQLITE_STATIC);
+		rc = sqlite3_step(w->ins_block);
+		sqlite3_reset(w->ins_block);
+		if (rc != SQLITE_DONE) {
+			w->txn_err = sql_err(w->db);
+			wlog(w, "%s: block insert: %s", w->seg_path,
+			     sqlite3_errmsg(w->db));
+		}
 	}
 	struct gr_sum_rows rows = { .t = t, .n = tb->n };
 	for (int j = 0; j < tb->nstored; j++) {
@@ -858,25 +1344,49 @@ static int write_block(struct gr_writer *w, int t)
 	return 0;
 }
 
+/* Gives up the events of table t's buffer, counted under err. */
+static void tab_drop(struct gr_writer *w, int t, int err)
+{
+	struct tabbuf *tb = &w->tabs[t];
+	if (!tb->n)
+		return;
+	count_lost(w, err, tb->n);
+	wlog(w, "dropping %u %s events: their block cannot be written (%s)",
+	     tb->n, gr_tables[t].name, strerror(-err));
+	tab_reset(w, tb);
+}
+
+static int append_row(struct gr_writer *w, int t, const int64_t *vals,
+		      uint64_t nullmask);
+
 int gr_writer__append(struct gr_writer *w, int t, const int64_t *vals,
 		      uint64_t nullmask)
 {
 	if (t < 0 || t >= GR_NTABLES || !(gr_tables[t].flags & GR_TF_EVENT))
 		return -EINVAL;
+	int err = append_row(w, t, vals, nullmask);
+	if (!err && t == GR_T_drops &&
+	    !(nullmask >> GR_drops_source & 1) &&
+	    !(nullmask >> GR_drops_count & 1) && vals[GR_drops_count] > 0) {
+		uint32_t id = (uint32_t)vals[GR_drops_source];
+		dsrc_add(w, w->strs[id], w->lens[id],
+			 (uint64_t)vals[GR_drops_count]);
+	}
+	return err;
+}
+
+static int append_row(struct gr_writer *w, int t, const int64_t *vals,
+		      uint64_t nullmask)
+{
 	struct tabbuf *tb = &w->tabs[t];
 
 	if (tb->n >= w->o.block_rows) {
-		/* A full buffer whose block could not be written (disk
-		 * full, I/O error): try once more, else give its events up,
-		 * counted, rather than grow past the buffer. */
+		/* A full buffer whose block could not be made (no segment
+		 * open, encoding failed): try once more, else give its
+		 * events up, counted, rather than grow past the buffer. */
 		int err = write_block(w, t);
-		if (err) {
-			w->st.dropped += tb->n;
-			wlog(w, "dropping %u %s events: their block cannot be "
-			     "written (%s)", tb->n, gr_tables[t].name,
-			     strerror(-err));
-			tab_reset(w, tb);
-		}
+		if (err)
+			tab_drop(w, t, err);
 	}
 	uint32_t n = tb->n;
 	for (int k = 0; k < tb->nstr; k++) {
@@ -906,8 +1416,8 @@ int gr_writer__append(struct gr_writer *w, int t, const int64_t *vals,
 	if (ts > tb->ts_max)
 		tb->ts_max = ts;
 	w->st.events++;
-	if (++tb->n == w->o.block_rows)
-		return write_block(w, t);
+	if (++tb->n == w->o.block_rows && write_block(w, t) == -ENOMEM)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -925,15 +1435,41 @@ static uint64_t effective_segment_size(const struct gr_writer *w)
  * file in the chain would only be noise. */
 static int segment_discard(struct gr_writer *w)
 {
-	char side[4200];
 	finalize_stmts(w);
 	sqlite3_close(w->db);
 	w->db = NULL;
-	snprintf(side, sizeof(side), "%s-wal", w->seg_path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", w->seg_path);
-	unlink(side);
-	return unlink(w->seg_path) < 0 ? -errno : 0;
+	segment_unlink_sides(w, w->seg_name);
+	int err = unlinkat(w->dirfd, w->seg_name, 0) < 0 ? -errno : 0;
+	w->seg_path[0] = 0;
+	return err;
+}
+
+static int recover_pending(struct gr_writer *w);
+
+/* Opens the next segment; refused for want of space, makes room and tries
+ * again while retention finds something to delete.  Without one, the
+ * writer runs on with no segment (nodb_err) and each flush tries again. */
+static int segment_open_next(struct gr_writer *w)
+{
+	int err;
+	if ((err = recover_pending(w)))
+		goto none;
+	while ((err = segment_create(w)) && is_full(err) &&
+	       retention_make_room(w))
+		;
+	if (!err) {
+		if (w->nodb_err)
+			wlog(w, "recording again into %s", w->seg_path);
+		w->nodb_err = 0;
+		return 0;
+	}
+none:
+	if (!w->nodb_err)
+		wlog(w, "no segment can be opened in %s (%s): events are "
+		     "dropped, counted, until one can; trying again at each "
+		     "flush", w->dir, strerror(-err));
+	w->nodb_err = err;
+	return err;
 }
 
 static int rotate(struct gr_writer *w)
@@ -953,23 +1489,65 @@ static int rotate(struct gr_writer *w)
 		w->clock_off += w->o.test_clock_step_ns;
 		w->clock_stepped = 1;
 	}
+	if (err) {
+		/* Folded and closed, but its seal line is not written (a
+		 * full disk): it is sealed again, as a crashed segment is,
+		 * before any segment chains after it. */
+		snprintf(w->unsealed, sizeof(w->unsealed), "%s", w->seg_name);
+	}
 	if (w->ndict > DICT_CAP_STRINGS || w->dict_bytes > DICT_CAP_BYTES)
 		dict_reset(w);
-	int err2 = segment_create(w);
 	retention(w);
+	int err2 = segment_open_next(w);
 	return err2 ? err2 : err;
+}
+
+/* Appends the store's own losses not yet written as `drops` rows to this
+ * flush's blocks (see txn_abandon for when the flush fails). */
+static void stage_lost(struct gr_writer *w)
+{
+	int64_t v[GR_MAX_COLS] = { 0 };
+	uint64_t nm = 1ull << GR_drops_pid | 1ull << GR_drops_tid |
+		      1ull << GR_drops_comm;
+	for (int c = 0; c < 2; c++) {
+		if (!w->lost_pending[c])
+			continue;
+		uint32_t id = gr_writer__intern(w, lost_source[c],
+						 strlen(lost_source[c]));
+		if (!id)
+			return;
+		v[GR_drops_ts] = now_ns(CLOCK_REALTIME);
+		v[GR_drops_source] = id;
+		v[GR_drops_count] = (int64_t)w->lost_pending[c];
+		if (append_row(w, GR_T_drops, v, nm))
+			return;
+		w->txn_store_rows++;
+		w->txn_store_n[c] += w->lost_pending[c];
+		w->lost_pending[c] = 0;
+	}
 }
 
 int gr_writer__flush(struct gr_writer *w)
 {
 	int err = 0;
-	for (int t = 0; t < GR_NTABLES && !err; t++)
-		err = write_block(w, t);
-	if (!err && w->in_txn)
-		err = gr_sum__each(w->sum, 1, sum_store, w);
-	int e2 = end_txn(w, !err);
-	if (err || e2)
-		return err ? err : e2;
+	if (!w->db && (err = segment_open_next(w))) {
+		for (int t = 0; t < GR_NTABLES; t++)
+			tab_drop(w, t, err);
+		return err;
+	}
+	stage_lost(w);
+	for (int t = 0; t < GR_NTABLES; t++) {
+		int e = write_block(w, t);
+		if (e) {
+			tab_drop(w, t, e);
+			err = err ? err : e;
+		}
+	}
+	int e2 = txn_finish(w);
+	if (e2 && !w->db)
+		return e2;
+	if (!w->db)
+		return err;
 	sqlite3_int64 bytes = 0;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(w->db, "SELECT page_count * page_size FROM "
@@ -979,18 +1557,21 @@ int gr_writer__flush(struct gr_writer *w)
 			bytes = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
 	}
-	if ((uint64_t)bytes >= effective_segment_size(w) ||
-	    now_ns(CLOCK_MONOTONIC) - w->seg_opened_mono >= w->o.segment_age_ns)
-		return rotate(w);
-	if (w->o.keep_free || w->o.max_disk)
+	if (!e2 && ((uint64_t)bytes >= effective_segment_size(w) ||
+		    now_ns(CLOCK_MONOTONIC) - w->seg_opened_mono >=
+			    w->o.segment_age_ns))
+		e2 = rotate(w);
+	else if (w->o.keep_free || w->o.max_disk)
 		retention(w);
-	return 0;
+	return err ? err : e2;
 }
 
 int gr_writer__rotate(struct gr_writer *w)
 {
 	int err = gr_writer__flush(w);
-	return err ? err : rotate(w);
+	if (err)
+		return err;
+	return w->db ? rotate(w) : 0;
 }
 
 /* ---- open / close ------------------------------------------------------ */
@@ -1042,31 +1623,111 @@ static void mw_log(void *ctx, const char *line)
 static int manifest_open(struct gr_writer *w)
 {
 	char path[4200];
-	int created = 0, err;
-	int dfd = open(w->dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	err = gr_manifest_w__open(dfd, mw_log, w, &created, &w->mw);
-	close(dfd);
+	int created = 0;
+	int err = gr_manifest_w__open(w->dirfd, mw_log, w, &created, &w->mw);
 	snprintf(path, sizeof(path), "%s/%s", w->dir, GR_MANIFEST);
 	if (err) {
-		wlog(w, "cannot open %s: %s", path, strerror(-err));
+		wlog(w, "%s: %s", path, err == -ELOOP ? dir_strerror(err) :
+		     strerror(-err));
 		return err;
 	}
-	if (created)
-		adopt_file(w, gr_manifest_w__fd(w->mw), path);
+	/* Just created with O_EXCL (manifest.c): safe to give away. */
+	if (created && w->adopt &&
+	    fchown(gr_manifest_w__fd(w->mw), w->dir_uid, w->dir_gid) < 0)
+		wlog(w, "%s: cannot give it to uid %u: %s", path,
+		     (unsigned)w->dir_uid, strerror(errno));
 	return 0;
 }
 
 /* Writes the run's start line, seals segments left unsealed by a crash
  * (a segment killed between its seal and its manifest line included:
  * its seal line is appended now), and loads the sealed list in seq order. */
+/* Seals DIR/name, the open segment of a writer that died: its committed
+ * blocks are kept.  Returns 0 when done with it (sealed, removed as
+ * empty, or left as is outside the chain when it cannot be read), or the
+ * error that stopped the seal (then it stays as it was, still a valid
+ * segment, for the next try). */
+static int recover_one(struct gr_writer *w, const char *name)
+{
+	int fd, err;
+	snprintf(w->seg_name, sizeof(w->seg_name), "%s", name);
+	snprintf(w->seg_path, sizeof(w->seg_path), "%s/%s", w->dir, name);
+	/* Writable again for SQLite (a crash after the chmod of a seal);
+	 * through the fd, so a planted symlink's target is never touched. */
+	if ((fd = dir_open(w, name, O_RDONLY)) < 0) {
+		wlog(w, "recovery: %s: %s; left as is, outside the chain",
+		     w->seg_path, dir_strerror(fd));
+		return 0;
+	}
+	if (fchmod(fd, 0640) < 0)
+		wlog(w, "recovery: %s: chmod: %s", w->seg_path,
+		     strerror(errno));
+	close(fd);
+	if ((err = segment_sql_open(w, name, &w->db)) ||
+	    sqlite3_exec(w->db, "PRAGMA quick_check", NULL, NULL,
+			 NULL) != SQLITE_OK) {
+		err = err ? err : sql_err(w->db);
+		wlog(w, "recovery: %s cannot be opened (%s); %s", w->seg_path,
+		     w->db ? sqlite3_errmsg(w->db) : dir_strerror(err),
+		     is_full(err) ? "trying again later" :
+				    "left as is, outside the chain");
+		goto close;
+	}
+	if (recover_meta(w)) {
+		err = sql_err(w->db);
+		wlog(w, "recovery: %s cannot be read (%s); %s", w->seg_path,
+		     sqlite3_errmsg(w->db), is_full(err) ?
+		     "trying again later" : "left as is, outside the chain");
+		goto close;
+	}
+	if (!w->seg_events) {
+		wlog(w, "recovery: removing %s, left open and empty by an "
+			"earlier run", name);
+		segment_discard(w);
+		return 0;
+	}
+	int64_t q = recover_seq(w);
+	w->seq = w->last_seq + 1;
+	if (q && q != w->seq)
+		wlog(w, "recovery: %s says seq %" PRId64 "; sealing it as %"
+		     PRId64, name, q, w->seq);
+	wlog(w, "recovery: sealing %s left open by an earlier run (%" PRIu64
+		" events)", name, w->seg_events);
+	if (!(err = segment_seal(w)))
+		goto out;
+	wlog(w, "recovery: %s stays unsealed (%s): sealed at the next try",
+	     w->seg_path, strerror(-err));
+close:
+	finalize_stmts(w);
+	sqlite3_close(w->db);
+	w->db = NULL;
+out:
+	w->seg_path[0] = 0;
+	return is_full(err) ? err : 0;
+}
+
+/* Seals the crashed segment a full disk left unsealed (see scan_dir).
+ * No new segment is made before: it would fork the chain. */
+static int recover_pending(struct gr_writer *w)
+{
+	int err;
+	if (!w->unsealed[0])
+		return 0;
+	while ((err = recover_one(w, w->unsealed)) && is_full(err) &&
+	       retention_make_room(w))
+		;
+	if (!err)
+		w->unsealed[0] = 0;
+	return err;
+}
+
 static int scan_dir(struct gr_writer *w)
 {
 	struct gr_manifest m;
 	char **names;
 	int n, err;
 
+	segment_tmp_sweep(w);
 	if ((err = gr_segments__list(w->dir, &names, &n)))
 		return err;
 	if ((err = gr_manifest__read(w->dir, &m))) {
@@ -1082,74 +1743,47 @@ static int scan_dir(struct gr_writer *w)
 		/* Old segments carry no seq: count the seal lines. */
 		w->last_seq = last->seq > 0 ? last->seq : m.n;
 	}
+	/* Sealed segments, oldest first: retention's order. */
+	for (int i = 0; i < m.n && !err; i++) {
+		const struct gr_manifest_entry *e = &m.e[i];
+		struct stat sb;
+		if (e->deleted || gr_manifest__find(&m, e->name) != e ||
+		    fstatat(w->dirfd, e->name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		err = sealed_push(w, e->name, (uint64_t)sb.st_size,
+				  e->seq > 0 ? e->seq : i + 1,
+				  (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+				  sb.st_mtim.tv_nsec);
+	}
+	/* The run's first line; on a full disk, after making room (the
+	 * MANIFEST keeps space reserved for this, see manifest.c). */
 	int64_t at = real_ns(w);
-	err = gr_manifest_w__append(w->mw, at, w->last_seq,
+	while (!err && (err = gr_manifest_w__append(w->mw, at, w->last_seq,
 				    "start at=%" PRId64 " pid=%d version=%s "
 				    "boot=%s", at, (int)getpid(),
 				    GPUREC_VERSION,
-				    w->boot_id[0] ? w->boot_id : "-");
+				    w->boot_id[0] ? w->boot_id : "-")) &&
+	       is_full(err) && retention_make_room(w))
+		;
 	if (err) {
 		wlog(w, "cannot append to %s/%s: %s", w->dir, GR_MANIFEST,
 		     strerror(-err));
 		gr_manifest__free(&m);
 		goto out;
 	}
-	/* Sealed segments, oldest first: retention's order. */
-	for (int i = 0; i < m.n && !err; i++) {
-		const struct gr_manifest_entry *e = &m.e[i];
-		struct stat sb;
-		snprintf(w->seg_path, sizeof(w->seg_path), "%s/%s", w->dir,
-			 e->name);
-		if (e->deleted || gr_manifest__find(&m, e->name) != e ||
-		    lstat(w->seg_path, &sb) < 0)
-			continue;
-		err = sealed_push(w, e->name, (uint64_t)sb.st_size,
-				  e->seq > 0 ? e->seq : i + 1);
-	}
 	for (int i = 0; i < n && !err; i++) {
 		const struct gr_manifest_entry *e = gr_manifest__find(&m,
 								      names[i]);
-		snprintf(w->seg_path, sizeof(w->seg_path), "%s/%s", w->dir,
-			 names[i]);
 		if (e)
 			continue;
-		/* Not in the manifest: the open segment of a writer that
-		 * died.  Its committed blocks are kept; seal it now. */
-		snprintf(w->seg_name, sizeof(w->seg_name), "%s", names[i]);
-		chmod(w->seg_path, 0640);
-		if (sqlite3_open_v2(w->seg_path, &w->db, SQLITE_OPEN_READWRITE,
-				    NULL) != SQLITE_OK ||
-		    sqlite3_exec(w->db, "PRAGMA quick_check", NULL, NULL,
-				 NULL) != SQLITE_OK) {
-			wlog(w, "recovery: %s cannot be opened (%s); left as "
-				"is, outside the chain", w->seg_path,
-			     sqlite3_errmsg(w->db));
-			sqlite3_close(w->db);
-			w->db = NULL;
+		if (w->unsealed[0]) {
+			/* One crashed segment waits for space already: the
+			 * ones after it wait too, in order. */
 			continue;
 		}
-		if (recover_meta(w)) {
-			wlog(w, "recovery: %s cannot be read (%s); left as is, "
-				"outside the chain", w->seg_path,
-			     sqlite3_errmsg(w->db));
-			sqlite3_close(w->db);
-			w->db = NULL;
-			continue;
-		}
-		if (!w->seg_events) {
-			wlog(w, "recovery: removing %s, left open and empty by "
-				"an earlier run", names[i]);
-			segment_discard(w);
-			continue;
-		}
-		int64_t q = recover_seq(w);
-		w->seq = w->last_seq + 1;
-		if (q && q != w->seq)
-			wlog(w, "recovery: %s says seq %" PRId64 "; sealing it "
-			     "as %" PRId64, names[i], q, w->seq);
-		wlog(w, "recovery: sealing %s left open by an earlier run "
-			"(%" PRIu64 " events)", names[i], w->seg_events);
-		segment_seal(w);
+		if (is_full(recover_one(w, names[i])))
+			snprintf(w->unsealed, sizeof(w->unsealed), "%s",
+				 names[i]);
 	}
 	gr_manifest__free(&m);
 out:
@@ -1197,6 +1831,7 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 	if (!w)
 		goto fail;
 	w->lock_fd = -1;
+	w->dirfd = -1;
 	w->o = *opts;
 	if (!w->o.segment_size)
 		w->o.segment_size = 256ull << 20;
@@ -1224,23 +1859,30 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 		goto fail;
 	}
 	struct stat dst;
-	if (geteuid() == 0 && stat(w->dir, &dst) == 0 && dst.st_uid != 0) {
+	w->dirfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->dirfd < 0 || fstat(w->dirfd, &dst) < 0) {
+		err = -errno;
+		wlog(w, "cannot open %s: %s", w->dir, strerror(errno));
+		goto fail;
+	}
+	if (geteuid() == 0 && dst.st_uid != 0) {
 		w->adopt = 1;
 		w->dir_uid = dst.st_uid;
 		w->dir_gid = dst.st_gid;
 	}
 	/* One writer per directory: a second would fork the hash chain. */
-	char lock[4200];
-	snprintf(lock, sizeof(lock), "%s/%s", w->dir, GR_LOCK_FILE);
-	w->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-	if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		wlog(w, "%s: %s", lock, err == -EBUSY ?
+	w->lock_fd = dir_open(w, GR_LOCK_FILE, O_RDWR);
+	if (w->lock_fd == -ENOENT)
+		w->lock_fd = dir_create(w, GR_LOCK_FILE, O_RDWR, 0640);
+	err = w->lock_fd < 0 ? w->lock_fd :
+	      flock(w->lock_fd, LOCK_EX | LOCK_NB) < 0 ?
+	      (errno == EWOULDBLOCK ? -EBUSY : -errno) : 0;
+	if (err) {
+		wlog(w, "%s/%s: %s", w->dir, GR_LOCK_FILE, err == -EBUSY ?
 		     "another writer holds this data directory" :
-		     strerror(-err));
+		     dir_strerror(err));
 		goto fail;
 	}
-	adopt_file(w, w->lock_fd, lock);
 	if (!(w->sum = gr_sum__new()) ||
 	    !(w->enc = gr_encoder__new(w->o.zstd_level)))
 		goto fail;
@@ -1266,9 +1908,13 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 	}
 	if ((err = manifest_open(w)) || (err = scan_dir(w)))
 		goto fail;
-	if ((err = segment_create(w)))
+	retention(w);
+	/* A full disk with nothing to delete is no reason not to start: the
+	 * writer runs without a segment, counting, and tries again. */
+	if ((err = segment_open_next(w)) && !is_full(err))
 		goto fail;
 	retention(w);
+	w->opened = 1;
 	return w;
 fail:
 	if (w) {
@@ -1285,24 +1931,61 @@ fail:
 	return NULL;
 }
 
+/* Flushes and seals the open segment.  A loss the final flush could not
+ * write (a full disk) gets one more try once the seal has folded the WAL
+ * away: a small segment of its own, so that the count is on disk. */
+static int writer_stop(struct gr_writer *w)
+{
+	int err = 0, e2 = 0;
+	if (!w->opened)
+		return 0;
+	/* Also without a segment: the flush tries to make one, and counts
+	 * the events still buffered if it cannot. */
+	err = gr_writer__flush(w);
+	if (!w->db)
+		return 0; /* lost, counted and logged: nothing to seal */
+	e2 = w->seg_events ? segment_seal(w) : segment_discard(w);
+	if (w->db) {
+		/* Not sealed (a reader held it, or the disk is full): the
+		 * next writer's recovery seals it, as the newest segment.
+		 * For want of space that is no failure of the stop: the
+		 * segment is valid and nothing in it is lost. */
+		finalize_stmts(w);
+		sqlite3_close(w->db);
+		w->db = NULL;
+		if (is_full(e2)) {
+			wlog(w, "%s stays unsealed (the disk is full): the "
+			     "next start seals it", w->seg_path);
+			return 0;
+		}
+		return e2;
+	}
+	if (!e2 && (w->lost_pending[0] || w->lost_pending[1])) {
+		retention(w);
+		if (segment_open_next(w) == 0) {
+			gr_writer__flush(w);
+			e2 = w->seg_events ? segment_seal(w) :
+					     segment_discard(w);
+		}
+		if (w->lost_pending[0] || w->lost_pending[1])
+			wlog(w, "%" PRIu64 " lost events could not be written "
+			     "as drops rows (the disk is full); status.json "
+			     "has them", w->lost_pending[0] +
+			     w->lost_pending[1]);
+	}
+	/* Events lost were counted: a stop is clean once the rest is
+	 * sealed. */
+	(void)err;
+	return e2;
+}
+
 int gr_writer__close(struct gr_writer *w)
 {
 	int err = 0;
 	if (!w)
 		return 0;
-	if (w->db) {
-		err = gr_writer__flush(w);
-		int e2 = w->seg_events ? segment_seal(w) : segment_discard(w);
-		if (w->db) {
-			/* Not sealed (a reader held it): the next writer's
-			 * recovery seals it, as the newest segment. */
-			sqlite3_finalize(w->ins_block);
-			sqlite3_finalize(w->ins_dict);
-			sqlite3_close(w->db);
-			w->db = NULL;
-		}
-		err = err ? err : e2;
-	}
+	if (w->lock_fd >= 0)
+		err = writer_stop(w);
 	if (w->mw) {
 		int64_t at = real_ns(w);
 		/* seq= (the last sealed) lets verify see seal lines cut
@@ -1315,6 +1998,7 @@ int gr_writer__close(struct gr_writer *w)
 			wlog(w, "cannot append to %s/%s: %s", w->dir,
 			     GR_MANIFEST, strerror(-e3));
 		gr_manifest_w__close(w->mw);
+		w->mw = NULL;
 	}
 	for (int t = 0; t < GR_NTABLES; t++)
 		for (int j = 0; j < w->tabs[t].nstored; j++) {
@@ -1329,6 +2013,9 @@ int gr_writer__close(struct gr_writer *w)
 	free(w->hash);
 	free(w->sealed);
 	free(w->txn_ids);
+	free(w->log);
+	gr_buf__free(&w->log_bytes);
+	free(w->dsrc);
 	free(w->perm);
 	free(w->grp);
 	free(w->gstart);
@@ -1340,6 +2027,8 @@ int gr_writer__close(struct gr_writer *w)
 	gr_buf__free(&w->sum_buf);
 	if (w->lock_fd >= 0)
 		close(w->lock_fd); /* releases the flock */
+	if (w->dirfd >= 0)
+		close(w->dirfd);
 	free(w->dir);
 	free(w);
 	return err;
@@ -1348,6 +2037,20 @@ int gr_writer__close(struct gr_writer *w)
 void gr_writer__stats(const struct gr_writer *w, struct gr_writer_stats *st)
 {
 	*st = w->st;
+	st->drops_pending = w->lost_pending[0] + w->lost_pending[1] +
+			    w->txn_store_n[0] + w->txn_store_n[1];
+}
+
+int gr_writer__drops(const struct gr_writer *w,
+		     int (*fn)(void *ctx, const char *source, uint64_t n),
+		     void *ctx)
+{
+	for (int i = 0; i < w->ndsrc; i++) {
+		int rc = fn(ctx, w->dsrc[i].name, w->dsrc[i].n);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 const char *gr_writer__segment_path(const struct gr_writer *w)
