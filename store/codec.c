@@ -272,7 +272,7 @@ int gr_block__parse(struct gr_block *blk, const uint8_t *p, size_t len)
 	if (len < 3 || *q++ != GR_BLOCK_VERSION)
 		return -EINVAL;
 	if (gr_varint_get(&q, end, &nrows) || gr_varint_get(&q, end, &ncols) ||
-	    nrows > UINT32_MAX || ncols > 1024)
+	    nrows > GR_BLOCK_MAX_ROWS || ncols > 1024)
 		return -EINVAL;
 	if ((int)ncols > blk->cols_cap) {
 		void *c = realloc(blk->cols, ncols * sizeof(*blk->cols));
