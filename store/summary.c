@@ -376,10 +376,14 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		    (pid && val(r, c->pid, i) != *pid))
 			continue;
 		if (ts < mstart || ts >= mend) { /* rows share minutes */
-			minute = ts - ((ts % GR_SUM_MINUTE_NS) +
+			/* Unsigned: a ts within a minute of INT64_MIN or
+			 * INT64_MAX (a hostile segment's) wraps instead of
+			 * overflowing (found by tests/fuzz/fuzz_block). */
+			int64_t off = ((ts % GR_SUM_MINUTE_NS) +
 				       GR_SUM_MINUTE_NS) % GR_SUM_MINUTE_NS;
+			minute = (int64_t)((uint64_t)ts - (uint64_t)off);
 			mstart = minute;
-			mend = minute + GR_SUM_MINUTE_NS;
+			mend = (int64_t)((uint64_t)minute + GR_SUM_MINUTE_NS);
 		}
 		int64_t k[GR_SUM_NKEYS] = { 0 };
 		uint8_t knull = 0;
