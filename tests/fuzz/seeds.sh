@@ -31,6 +31,14 @@ chmod 0644 "$OUT"/segment/*
 # Regressions, crafted: a block of 2^21 CONST rows in 10 bytes (readers
 # once sized their arrays by it: gigabytes; GR_BLOCK_MAX_ROWS now).
 printf '\x01\x80\x80\x80\x01\x01\x02\x00\x00\x00' >"$OUT/block/huge-nrows"
+# A fuzzer's find: a ts within a minute of INT64_MIN overflowed the
+# summary's minute arithmetic (store/summary.c gr_sum__add).
+python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex("".join(sys.argv[1:])))' \
+	014006098104240608080006080800060808000981011808411428b52ffd6001\
+	01d5000080080028002500000000000000000000280854020027dbb68d01ffff\
+	ffffffffffffffffffffffffffffffffffffffffffff28b52ffd20817d000030\
+	02024a0203000200c349424a4e0b28b52ffd20415d0000280102040608010059\
+	725a >"$OUT/block/minute-overflow"
 python3 - "$OUT" <<'PY'
 import glob, os, sqlite3, sys
 out = sys.argv[1]
@@ -42,6 +50,17 @@ for f in sorted(glob.glob(os.path.join(out, "segment", "*.seg"))):
         with open(os.path.join(out, "block", "%s-%04d" % (tbl, n)), "wb") as o:
             o.write(payload)
     db.close()
+# A fuzzer's find: an empty payload reaches the decoder as a NULL pointer
+# (gr_block__parse did NULL + 0).  One seed segment with such a block.
+src = sorted(glob.glob(os.path.join(out, "segment", "seg3-*")))[0]
+dst = os.path.join(out, "segment", "empty-payload.seg")
+with open(src, "rb") as i, open(dst, "wb") as o:
+    o.write(i.read())
+db = sqlite3.connect(dst)
+db.execute("PRAGMA journal_mode=DELETE")
+db.execute("UPDATE blocks SET payload = X'' WHERE id = (SELECT min(id) FROM blocks)")
+db.commit()
+db.close()
 print("seeds: %d segments, %d blocks" % (
     len(glob.glob(os.path.join(out, "segment", "*"))), n))
 PY
