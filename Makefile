@@ -232,11 +232,18 @@ fuzz-smoke: $(FUZZERS) $(B)/fuzz/seeds/.made
 # Fault tests (tests/faults/*.sh, docs/reliability.md): each run once, with
 # its CI number of trials; each prints ok/FAIL lines and `N passed, N
 # failed`.
-FAULT_BINS := $(B)/asan/gpurec $(B)/asan/gpurecd $(B)/asan/gpurec-synth
+# killpoint.so (tests/faults/killpoint.c) holds a writer at a named point
+# for kill9.sh; plain cc, no sanitizer, preloaded into the ASan binaries.
+FAULT_BINS := $(B)/asan/gpurec $(B)/asan/gpurecd $(B)/asan/gpurec-synth \
+              $(B)/faults/killpoint.so
+$(B)/faults/killpoint.so: tests/faults/killpoint.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 fault-test: $(FAULT_BINS)
 	@fail=0; for t in $(sort $(wildcard tests/faults/*.sh)); do \
 	  echo "== $$t"; GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
-	  SYNTH=$(B)/asan/gpurec-synth bash $$t || fail=1; done; \
+	  SYNTH=$(B)/asan/gpurec-synth KILLPOINT_SO=$(B)/faults/killpoint.so \
+	  bash $$t || fail=1; done; \
 	  test $$fail = 0
 
 # make reliability DURATION=1h (root): the fault tests in a loop with
@@ -246,8 +253,8 @@ DURATION ?= 1h
 RELIABILITY_TRIALS ?= 50
 reliability: $(FAULT_BINS) $(FUZZERS) $(B)/fuzz/seeds/.made
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
-	  SYNTH=$(B)/asan/gpurec-synth FUZZ_DIR=$(B)/fuzz \
-	  TRIALS=$(RELIABILITY_TRIALS) bash tests/faults/reliability.sh $(DURATION)
+	  SYNTH=$(B)/asan/gpurec-synth KILLPOINT_SO=$(B)/faults/killpoint.so \
+	  FUZZ_DIR=$(B)/fuzz TRIALS=$(RELIABILITY_TRIALS) bash tests/faults/reliability.sh $(DURATION)
 
 # make test: every test, sanitized; the last line counts them all.
 test:
