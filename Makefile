@@ -254,7 +254,7 @@ RELIABILITY_TRIALS ?= 50
 reliability: $(FAULT_BINS) $(FUZZERS) $(B)/fuzz/seeds/.made
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
 	  SYNTH=$(B)/asan/gpurec-synth KILLPOINT_SO=$(B)/faults/killpoint.so \
-	  FUZZ_DIR=$(B)/fuzz TRIALS=$(RELIABILITY_TRIALS) bash tests/faults/reliability.sh $(DURATION)
+	  FUZZ_DIR=$(B)/fuzz TRIALS=$(RELIABILITY_TRIALS) bash tests/reliability.sh $(DURATION)
 
 # make test: every test, sanitized; the last line counts them all.
 test:
