@@ -39,6 +39,11 @@ python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex("".join(sys.argv[1
 	ffffffffffffffffffffffffffffffffffffffffffff28b52ffd20817d000030\
 	02024a0203000200c349424a4e0b28b52ffd20415d0000280102040608010059\
 	725a >"$OUT/block/minute-overflow"
+# And: durations summing past INT64_MAX (store/summary.c add_row).
+python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex("".join(sys.argv[1:])))' \
+	014d09020000aed5cb3002000005020000ba810502000005020000acffffffff \
+	ffffffff00020000e202020000c6040200000e02000001 \
+	>"$OUT/block/sum-overflow"
 python3 - "$OUT" <<'PY'
 import glob, os, sqlite3, sys
 out = sys.argv[1]
