@@ -4,9 +4,11 @@
  * milliseconds wide.  Not a part of any program; the store is unchanged.
  *
  * KILLPOINT names the point (unset: the shim does nothing):
- *   create  just after a *.seg file is created (O_CREAT|O_EXCL): the file
- *           exists, empty, before SQLite has written its schema;
- *   schema  just after SQLite first opens a *.seg-wal: the schema's
+ *   create  just after a *.seg file is created (O_CREAT|O_EXCL; or a
+ *           temporary *.seg.* one), or just before one is renamed to
+ *           *.seg: the file exists, empty, before SQLite has written its
+ *           schema;
+ *   schema  just after SQLite first opens a *.seg*-wal: the schema's
  *           transaction is under way;
  *   seal    just before a *.seg is made read-only (chmod/fchmod 0440):
  *           sealed in its metadata, WAL folded, not yet in the MANIFEST;
@@ -38,6 +40,10 @@ typedef int (*fchmod_fn)(int, mode_t);
 typedef int (*unlink_fn)(const char *);
 typedef int (*unlinkat_fn)(int, const char *, int);
 typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef int (*rename_fn)(const char *, const char *);
+typedef int (*renameat_fn)(int, const char *, int, const char *);
+typedef int (*renameat2_fn)(int, const char *, int, const char *,
+			    unsigned);
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -77,14 +83,21 @@ static void point(const char *name)
 	nanosleep(&ts, NULL);
 }
 
+/* A segment's name, or a temporary one made from it (NAME.seg.tmp). */
+static int segment_file(const char *path)
+{
+	return strstr(path, ".seg") && !ends_with(path, "-wal") &&
+	       !ends_with(path, "-shm") && !ends_with(path, "-journal");
+}
+
 static void after_open(const char *path, int flags, int fd)
 {
 	if (fd < 0 || !path)
 		return;
 	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) &&
-	    ends_with(path, ".seg"))
+	    segment_file(path))
 		point("create");
-	else if (ends_with(path, ".seg-wal"))
+	else if (strstr(path, ".seg") && ends_with(path, "-wal"))
 		point("schema");
 }
 
@@ -155,6 +168,33 @@ int fchmod(int fd, mode_t mode)
 	if (mode == 0440 && fd_ends_with(fd, ".seg"))
 		point("seal");
 	return real_fchmod(fd, mode);
+}
+
+/* A segment made under a temporary name and renamed into place is created
+ * by the rename: the point is just before it. */
+int rename(const char *from, const char *to)
+{
+	REAL(rename, rename_fn);
+	if (ends_with(to, ".seg"))
+		point("create");
+	return real_rename(from, to);
+}
+
+int renameat(int fd1, const char *from, int fd2, const char *to)
+{
+	REAL(renameat, renameat_fn);
+	if (ends_with(to, ".seg"))
+		point("create");
+	return real_renameat(fd1, from, fd2, to);
+}
+
+int renameat2(int fd1, const char *from, int fd2, const char *to,
+	      unsigned flags)
+{
+	REAL(renameat2, renameat2_fn);
+	if (ends_with(to, ".seg"))
+		point("create");
+	return real_renameat2(fd1, from, fd2, to, flags);
 }
 
 int unlink(const char *path)
