@@ -168,8 +168,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				err = NULL;
 				continue;
 			}
-			while ((rc = gr_segment__next_block(s, &b, &err)) != 0 &&
-			       steps++ < 10000) {
+			/* A bounded walk: a hostile file's rows are many. */
+			while (steps++ < 10000 &&
+			       (rc = gr_segment__next_block(s, &b, &err))) {
 				free(err);
 				err = NULL;
 				if (rc > 0 || rc == -EBADMSG)
