@@ -112,7 +112,7 @@ for ((k = 1; k <= TRIALS; k++)); do
 	kill -9 "$pid" 2>/dev/null || why=${why:-"the writer had exited: $(tail -n 2 "$T/w.$k.log")"}
 	wait "$pid" 2>/dev/null
 	pid=
-	read -r appended committed flushes < <(od -An -t u8 -j 8 -N 24 \
+	read -r appended committed _ < <(od -An -t u8 -j 8 -N 24 \
 		"$prog" 2>/dev/null | tr -s ' \n' '  ')
 	appended=${appended:-0} committed=${committed:-0}
 

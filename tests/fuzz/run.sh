@@ -31,7 +31,7 @@ for name in block segment; do
 	else
 		lim=(-max_total_time="$FUZZ_SECONDS")
 	fi
-	before=$(ls "$FUZZ_DIR/crashes" | grep -c "^$f-")
+	before=$(find "$FUZZ_DIR/crashes" -name "$f-*" | wc -l)
 	# The segment fuzzer writes a file and opens SQLite per input: give
 	# it room for a slow one; 2 GiB of RSS is far above any real read.
 	start=$(date +%s)
@@ -43,7 +43,7 @@ for name in block segment; do
 	secs=$(($(date +%s) - start))
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1)
-	after=$(ls "$FUZZ_DIR/crashes" | grep -c "^$f-")
+	after=$(find "$FUZZ_DIR/crashes" -name "$f-*" | wc -l)
 	crashes=$((after - before))
 	msg="${execs:-?} execs in $secs s, ${cov:-cov ?}, $crashes crashes"
 	if [ "$rc" -eq 0 ] && [ "$crashes" -eq 0 ]; then
