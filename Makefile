@@ -212,10 +212,66 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd GPURECD_RELEASE=$(B)/gpurecd bash tests/host/sandbox.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/service_creds.sh
 
+# Fuzzers (tests/fuzz, docs/reliability.md): libFuzzer harnesses for the
+# block decoder and the segment reader, built with clang's fuzzer, ASan and
+# UBSan; seed corpora made from gpurec-synth's segments at build time.
+# `make fuzz FUZZ_SECONDS=N` runs each for N s (the corpus in
+# build/fuzz/corpus grows across runs); fuzz-smoke, a part of make test,
+# runs a few thousand inputs each.
+FUZZ_CC ?= clang-14
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_RUNS ?= 3000
+FUZZERS := $(B)/fuzz/fuzz_block $(B)/fuzz/fuzz_segment
+$(B)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -g -O1 $(FUZZ_SAN) \
+	  -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(B)/fuzz/fuzz_%: $(call obj,$(B)/fuzz,tests/fuzz/fuzz_%.c $(STORE_SRC))
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+$(B)/fuzz/seeds/.made: tests/fuzz/seeds.sh $(B)/gpurec-synth
+	bash tests/fuzz/seeds.sh $(B)/gpurec-synth $(B)/fuzz/seeds
+	@touch $@
+.PHONY: fuzz fuzz-smoke fault-test reliability
+fuzz: $(FUZZERS) $(B)/fuzz/seeds/.made
+	FUZZ_DIR=$(B)/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
+fuzz-smoke: $(FUZZERS) $(B)/fuzz/seeds/.made
+	FUZZ_DIR=$(B)/fuzz FUZZ_RUNS=$(FUZZ_SMOKE_RUNS) FUZZ_NICE=0 \
+	  bash tests/fuzz/run.sh
+
+# Fault tests (tests/faults/*.sh, docs/reliability.md): each run once, with
+# its CI number of trials; each prints ok/FAIL lines and `N passed, N
+# failed`.
+# killpoint.so (tests/faults/killpoint.c) holds a writer at a named point
+# for kill9.sh; plain cc, no sanitizer, preloaded into the ASan binaries.
+FAULT_BINS := $(B)/asan/gpurec $(B)/asan/gpurecd $(B)/asan/gpurec-synth \
+              $(B)/faults/killpoint.so
+$(B)/faults/killpoint.so: tests/faults/killpoint.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) -fPIC -shared -o $@ $< -ldl
+fault-test: $(FAULT_BINS)
+	@fail=0; for t in $(sort $(wildcard tests/faults/*.sh)); do \
+	  echo "== $$t"; GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
+	  SYNTH=$(B)/asan/gpurec-synth KILLPOINT_SO=$(B)/faults/killpoint.so \
+	  bash $$t || fail=1; done; \
+	  test $$fail = 0
+
+# make reliability DURATION=1h (root): the fault tests in a loop with
+# RELIABILITY_TRIALS trials each, and the fuzzers, for DURATION in all
+# (half each); prints a summary for docs/reliability.md.
+DURATION ?= 1h
+RELIABILITY_TRIALS ?= 50
+reliability: $(FAULT_BINS) $(FUZZERS) $(B)/fuzz/seeds/.made
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
+	  SYNTH=$(B)/asan/gpurec-synth KILLPOINT_SO=$(B)/faults/killpoint.so \
+	  FUZZ_DIR=$(B)/fuzz TRIALS=$(RELIABILITY_TRIALS) bash tests/reliability.sh $(DURATION)
+
 # make test: every test, sanitized; the last line counts them all.
 test:
 	@mkdir -p $(B)
-	@$(MAKE) --no-print-directory unit cli-test bpf-test pkg-test 2>&1 | \
+	@$(MAKE) --no-print-directory unit cli-test fault-test fuzz-smoke \
+	  bpf-test pkg-test 2>&1 | \
 	  tee $(B)/test.log; \
 	  st=$${PIPESTATUS[0]}; \
 	  awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$$1; f+=$$3} \
@@ -293,6 +349,10 @@ help:
 	@echo "make deps    install build dependencies (apt-get or dnf)"
 	@echo "make test    build with ASan+UBSan and run every test"
 	@echo "make bench   run the benchmarks (results: BENCHMARKS.md)"
+	@echo "make fuzz FUZZ_SECONDS=N  run each fuzzer N s (tests/fuzz)"
+	@echo "make fault-test  the fault tests once (tests/faults)"
+	@echo "make reliability DURATION=1h  (root) fault tests and fuzzers in"
+	@echo "             a loop; a summary for docs/reliability.md"
 	@echo "make demo    (root) record this machine running a CUDA program and"
 	@echo "             host load for a few seconds, then query it with gpurec"
 	@echo "make store-demo  a synthetic recording made by the store, queried"

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench/synth.h"
 #include "bench/synth_nccl.h"
@@ -36,6 +38,16 @@ static void usage(FILE *f)
 		"  --rotate-every N   seal a segment every N events per table\n"
 		"  --rate R           launches per second, all processes\n"
 		"  --memcpy-every N   a copy after every Nth launch\n"
+		"Live (tests/faults/kill9.sh): append in real time until "
+		"killed\n"
+		"  --live R           R events per second of wall clock, each "
+		"table\n"
+		"  --flush-ms MS      with --live, flush every MS ms (default "
+		"1000)\n"
+		"  --progress FILE    with --live, counters in FILE (a "
+		"MAP_SHARED page of u64:\n"
+		"                     magic, appended, committed, flushes; per "
+		"table)\n"
 		"NCCL job (--table nccl; bench/synth_nccl.h has the model):\n"
 		"  --nccl-ranks N     ranks in the job (default 8)\n"
 		"  --nccl-host-ranks A-B  the ranks this host writes (default "
@@ -73,8 +85,78 @@ static uint64_t num(const char *s, const char *what)
 
 enum {
 	O_RANKS = 256, O_HOST_RANKS, O_ITERS, O_STEP, O_JITTER, O_LATE_RANK,
-	O_LATE_MS, O_LATE_EVERY, O_ASYNC,
+	O_LATE_MS, O_LATE_EVERY, O_ASYNC, O_LIVE, O_FLUSH_MS, O_PROGRESS,
 };
+
+#define PROGRESS_MAGIC 0x7370726f67726570ull /* "pergorps" */
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* --live: appends each table's stream at rate events a second of wall
+ * clock (the events due so far, every millisecond) and flushes every
+ * flush_ms, until killed or `events` per table are written.  The counters
+ * live in a MAP_SHARED file page, so they outlast a kill -9: after the
+ * kill, appended - what the store holds is what the kill lost, and
+ * committed (stored with one aligned 8-byte write after a flush returns)
+ * is what it must not have lost.  Returns 0 or -errno. */
+static int run_live(struct gr_writer *w, struct gr_synth *s, const int *tables,
+		    int ntables, double rate, int64_t flush_ms,
+		    const char *progress, uint64_t events)
+{
+	volatile uint64_t *pg = NULL, dummy[4] = { 0 };
+	if (progress) {
+		/* stdio, not open(2): fcntl.h's O_ASYNC is an option here. */
+		FILE *f = fopen(progress, "w+e");
+		if (!f || ftruncate(fileno(f), 4096) < 0) {
+			if (f)
+				fclose(f);
+			return -errno;
+		}
+		pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  fileno(f), 0);
+		fclose(f);
+		if (pg == MAP_FAILED)
+			return -errno;
+		pg[0] = PROGRESS_MAGIC;
+	} else {
+		pg = dummy;
+	}
+	int64_t t0 = mono_ns(), next_flush = t0 + flush_ms * 1000000;
+	uint64_t appended = 0;
+	int err;
+	for (;;) {
+		int64_t now = mono_ns();
+		uint64_t due = (uint64_t)((double)(now - t0) * rate / 1e9);
+		if (events && due > events)
+			due = events;
+		if (due > appended) {
+			for (int i = 0; i < ntables; i++)
+				if ((err = gr_synth__write(s, tables[i],
+							   due - appended, 0)))
+					return err;
+			appended = due;
+			pg[1] = appended;
+		}
+		if (now >= next_flush || (events && appended == events)) {
+			if ((err = gr_writer__flush(w)))
+				return err;
+			pg[2] = appended;
+			pg[3]++;
+			next_flush += flush_ms * 1000000;
+			if (next_flush <= mono_ns())
+				next_flush = mono_ns() + flush_ms * 1000000;
+			if (events && appended == events)
+				return 0;
+		}
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+}
 
 /* --nccl-host-ranks A-B or A. */
 static void host_ranks(const char *arg, struct gr_synth_nccl *n)
@@ -113,6 +195,9 @@ int main(int argc, char **argv)
 		{ "nccl-late-ms", 1, NULL, O_LATE_MS },
 		{ "nccl-late-every", 1, NULL, O_LATE_EVERY },
 		{ "nccl-async", 0, NULL, O_ASYNC },
+		{ "live", 1, NULL, O_LIVE },
+		{ "flush-ms", 1, NULL, O_FLUSH_MS },
+		{ "progress", 1, NULL, O_PROGRESS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gr_store_opts so = { .host = "synthetic" };
@@ -120,6 +205,8 @@ int main(int argc, char **argv)
 	uint64_t events = 100000, flush_every = 65536, rotate_every = 0;
 	int tables[8], ntables = 0, nccl = 0, events_given = 0, late_rank = 0,
 	    c;
+	uint64_t live = 0, flush_ms = 1000;
+	const char *progress = NULL;
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -192,6 +279,9 @@ int main(int argc, char **argv)
 				die("bad %s", "--nccl-late-every");
 			break;
 		case O_ASYNC: sy.nccl.async = 1; break;
+		case O_LIVE: live = num(optarg, "--live"); break;
+		case O_FLUSH_MS: flush_ms = num(optarg, "--flush-ms"); break;
+		case O_PROGRESS: progress = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -221,6 +311,17 @@ int main(int argc, char **argv)
 		die("out of memory%s", "");
 	if (nccl == ntables && !events_given)
 		events = (uint64_t)gr_synth__nccl_rows(s);
+	if (live) {
+		if (nccl || !flush_ms)
+			die("%s", "--live takes no nccl table, --flush-ms > 0");
+		if (run_live(w, s, tables, ntables, (double)live,
+			     (int64_t)flush_ms, progress,
+			     events_given ? events : 0)) {
+			fprintf(stderr, "gpurec-synth: write failed\n");
+			return 2;
+		}
+		events = 0; /* written */
+	}
 	for (uint64_t done = 0; done < events;) {
 		uint64_t n = rotate_every ? rotate_every : events;
 		if (n > events - done)

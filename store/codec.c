@@ -266,13 +266,16 @@ int gr_encoder__encode(struct gr_encoder *e, const struct gr_colbuf *cols,
 
 int gr_block__parse(struct gr_block *blk, const uint8_t *p, size_t len)
 {
-	const uint8_t *q = p, *end = p + len;
+	const uint8_t *q = p, *end;
 	uint64_t nrows, ncols;
 
-	if (len < 3 || *q++ != GR_BLOCK_VERSION)
+	/* SQLite gives an empty or NULL payload as a NULL pointer, and NULL
+	 * + 0 is undefined (found by tests/fuzz/fuzz_segment). */
+	if (!p || len < 3 || *q++ != GR_BLOCK_VERSION)
 		return -EINVAL;
+	end = p + len;
 	if (gr_varint_get(&q, end, &nrows) || gr_varint_get(&q, end, &ncols) ||
-	    nrows > UINT32_MAX || ncols > 1024)
+	    nrows > GR_BLOCK_MAX_ROWS || ncols > 1024)
 		return -EINVAL;
 	if ((int)ncols > blk->cols_cap) {
 		void *c = realloc(blk->cols, ncols * sizeof(*blk->cols));

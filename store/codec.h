@@ -30,6 +30,11 @@
 #include <stdint.h>
 
 #define GR_BLOCK_VERSION 1
+/* Rows a block may hold.  The writer fills 65536 by default; a reader
+ * sizes int64 arrays by a block's row count before decoding it, so a
+ * block claiming billions of rows in a few bytes (CONST columns need no
+ * data) must be refused, not allocated (found by tests/fuzz/fuzz_block). */
+#define GR_BLOCK_MAX_ROWS (1u << 20)
 
 enum {
 	GR_ENC_PLAIN = 0,

@@ -321,6 +321,14 @@ static inline int64_t val(const struct gr_sum_rows *r, int c, uint32_t i)
 	return is_null(r, c, i) ? 0 : r->v[c][i];
 }
 
+/* Sums wrap, defined, rather than overflow: a hostile segment's rows (or
+ * its stored summaries, merged) may hold any value (found by
+ * tests/fuzz/fuzz_block). */
+static inline int64_t add_wrap(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 /* Adds row i of r to the entry of (kind, minute, keys); *last caches the
  * entry the kind's previous row went to (a thread repeats its API). */
 static int add_row(struct gr_sum *s, int kind, int64_t minute,
@@ -337,12 +345,12 @@ static int add_row(struct gr_sum *s, int kind, int64_t minute,
 	int64_t ts = r->v[c->ts][i], dur = val(r, c->dur, i);
 	e->dirty = 1;
 	e->n++;
-	e->dur_sum += dur;
+	e->dur_sum = add_wrap(e->dur_sum, dur);
 	if (dur < e->dur_min)
 		e->dur_min = dur;
 	if (dur > e->dur_max)
 		e->dur_max = dur;
-	e->bytes += val(r, c->bytes, i);
+	e->bytes = add_wrap(e->bytes, val(r, c->bytes, i));
 	e->errors += !is_null(r, c->ret, i) && r->v[c->ret][i] != 0;
 	if (ts < e->ts_min)
 		e->ts_min = ts;
@@ -376,10 +384,14 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		    (pid && val(r, c->pid, i) != *pid))
 			continue;
 		if (ts < mstart || ts >= mend) { /* rows share minutes */
-			minute = ts - ((ts % GR_SUM_MINUTE_NS) +
+			/* Unsigned: a ts within a minute of INT64_MIN or
+			 * INT64_MAX (a hostile segment's) wraps instead of
+			 * overflowing (found by tests/fuzz/fuzz_block). */
+			int64_t off = ((ts % GR_SUM_MINUTE_NS) +
 				       GR_SUM_MINUTE_NS) % GR_SUM_MINUTE_NS;
+			minute = (int64_t)((uint64_t)ts - (uint64_t)off);
 			mstart = minute;
-			mend = minute + GR_SUM_MINUTE_NS;
+			mend = (int64_t)((uint64_t)minute + GR_SUM_MINUTE_NS);
 		}
 		int64_t k[GR_SUM_NKEYS] = { 0 };
 		uint8_t knull = 0;
@@ -418,14 +430,14 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 /* Adds x's counts, sums and extremes (not its histogram) to e. */
 static void add_totals(struct gr_sum_ent *e, const struct gr_sum_ent *x)
 {
-	e->n += x->n;
-	e->dur_sum += x->dur_sum;
+	e->n = add_wrap(e->n, x->n);
+	e->dur_sum = add_wrap(e->dur_sum, x->dur_sum);
 	if (x->dur_min < e->dur_min)
 		e->dur_min = x->dur_min;
 	if (x->dur_max > e->dur_max)
 		e->dur_max = x->dur_max;
-	e->bytes += x->bytes;
-	e->errors += x->errors;
+	e->bytes = add_wrap(e->bytes, x->bytes);
+	e->errors = add_wrap(e->errors, x->errors);
 	if (x->ts_min < e->ts_min)
 		e->ts_min = x->ts_min;
 	if (x->ts_max > e->ts_max)

@@ -1839,6 +1839,8 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 		w->o.segment_age_ns = 3600ll * 1000000000;
 	if (!w->o.block_rows)
 		w->o.block_rows = 65536;
+	if (w->o.block_rows > GR_BLOCK_MAX_ROWS) /* what readers accept */
+		w->o.block_rows = GR_BLOCK_MAX_ROWS;
 	if (!w->o.zstd_level)
 		w->o.zstd_level = 3;
 	if (!(w->dir = strdup(opts->dir)))
