@@ -443,12 +443,7 @@ static void resolve_auto_sizes(void)
 	struct statvfs sv;
 	if (statvfs(d.cfg.data_dir, &sv) < 0)
 		return;
-	uint64_t size = (uint64_t)sv.f_blocks * sv.f_frsize;
-	uint64_t cap = 4ull << 30;
-	if (!d.cfg.max_disk)
-		d.cfg.max_disk = size / 10 < cap ? size / 10 : cap;
-	if (!d.cfg.keep_free)
-		d.cfg.keep_free = size * 15 / 100 < cap ? size * 15 / 100 : cap;
+	gr_config__resolve_auto(&d.cfg, (uint64_t)sv.f_blocks * sv.f_frsize);
 }
 
 /* Places where CUDA libraries live before any process maps them, so that
