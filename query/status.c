@@ -186,38 +186,6 @@ static int cmp_named(const void *a, const void *b)
 
 /* ---- the recorder -------------------------------------------------------- */
 
-/* Returns 1 if /proc/locks shows a lock on the file (a writer holds the
- * directory), 0 if not or if that cannot be told. */
-static int lock_held(const char *dir)
-{
-	char path[4200], line[256];
-	struct stat sb;
-	FILE *f;
-	int held = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, GR_LOCK_FILE);
-	if (stat(path, &sb) < 0 || !(f = fopen("/proc/locks", "re")))
-		return 0;
-	/* "1: FLOCK  ADVISORY  WRITE 4242 fe:00:10952742 0 EOF": the one
-	 * field with two colons is the file (waiters' lines too). */
-	while (!held && fgets(line, sizeof(line), f)) {
-		char *save = NULL;
-		for (char *tok = strtok_r(line, " \n", &save); tok && !held;
-		     tok = strtok_r(NULL, " \n", &save)) {
-			unsigned maj, min;
-			unsigned long long ino;
-			int end = 0;
-			if (sscanf(tok, "%x:%x:%llu%n", &maj, &min, &ino,
-				   &end) == 3 && !tok[end] &&
-			    maj == major(sb.st_dev) && min == minor(sb.st_dev) &&
-			    ino == (unsigned long long)sb.st_ino)
-				held = 1;
-		}
-	}
-	fclose(f);
-	return held;
-}
-
 /* Returns 1 if pid is a live process named gpurecd. */
 static int pid_is_gpurecd(int64_t pid)
 {
@@ -353,7 +321,7 @@ static void read_recorder(struct ctx *c, struct dstat *d)
 	else if (!err)
 		c->oom = 1;
 	free(text);
-	r->running = lock_held(d->path) || (r->valid && pid_is_gpurecd(r->pid));
+	r->running = gr_dir__writer_live(d->path) || (r->valid && pid_is_gpurecd(r->pid));
 
 	int64_t age = r->updated_ns >= 0 ?
 			      span_ns(r->updated_ns, c->o->now_ns) : -1;

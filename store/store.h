@@ -290,8 +290,8 @@ int gr_catalog__open(struct gr_catalog *c, char *const *dirs, int ndirs,
 		     char **err);
 void gr_catalog__free(struct gr_catalog *c);
 
-/* Whether dir's writer is running: DATA/.lock held (tested with a shared
- * non-blocking flock on an O_RDONLY fd; nothing is created). */
+/* Whether dir's writer is running: /proc/locks shows a lock on DATA/.lock
+ * (read, not tried: nothing is created or locked). */
 int gr_dir__writer_live(const char *dir);
 
 /* Returns 1 if name looks like a segment file name. */
