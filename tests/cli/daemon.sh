@@ -39,9 +39,10 @@ printf 'seal 20261123T000000.000000000Z.seg sha256=0123' >>"$M/MANIFEST"
 "$SYNTH" --data "$M" --events 1000 >"$T/log2" 2>&1
 eq "the next writer exits 0 and says it cut the 47 bytes" \
 	"$? $(grep -c 'removed a torn last line (47 bytes' "$T/log2")" "0 1"
-SEAL='^seal [0-9TZ.]+\.seg sha256=[0-9a-f]{64} prev=(-|[0-9a-f]{64}) start=[0-9]+ end=[0-9]+ events=1000 bytes=[0-9]+ host=[^ ]+$'
-eq "the MANIFEST: two whole seal lines, no torn one" \
-	"$(grep -cE "$SEAL" "$M/MANIFEST") $(grep -vcE "$SEAL" "$M/MANIFEST")" "2 0"
+SEAL='^seal [0-9TZ.]+\.seg sha256=[0-9a-f]{64} prev=(-|[0-9a-f]{64}) start=[0-9]+ end=[0-9]+ events=1000 bytes=[0-9]+ host=[^ ]+ seq=[12] at=[0-9]+ lh=[0-9a-f]{64}$'
+LINE='^(seal|delete|start|stop|anchor) .* lh=(-|[0-9a-f]{64})$'
+eq "the MANIFEST: two whole seal lines, every line whole, the torn one gone" \
+	"$(grep -cE "$SEAL" "$M/MANIFEST") $(grep -vcE "$LINE" "$M/MANIFEST") $(grep -c 'sha256=0123$' "$M/MANIFEST")" "2 0 0"
 "$GPUREC" --data "$M" verify >"$T/verify" 2>&1
 eq "gpurec verify: the chain holds" "$?" 0
 echo "$pass passed, $fail failed"
