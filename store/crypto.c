@@ -220,7 +220,7 @@ int gr_sha256__file(const char *path, uint8_t out[32])
 {
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	err = gr_sha256__fd(fd, out);

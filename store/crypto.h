@@ -84,7 +84,8 @@ int gr_sha256(const void *p, size_t n, uint8_t out[32]);
  * fd stays open).  Returns 0 or -errno (out then untouched). */
 int gr_sha256__fd(int fd, uint8_t out[32]);
 
-/* Hashes the file at path.  Returns 0 or -errno (out then untouched). */
+/* Hashes the file at path, never through a symlink (-ELOOP).  Returns 0
+ * or -errno (out then untouched). */
 int gr_sha256__file(const char *path, uint8_t out[32]);
 
 /* HMAC-SHA-256 (RFC 2104) of n bytes at msg under klen bytes of key.
