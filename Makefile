@@ -246,7 +246,7 @@ fuzz-smoke: $(FUZZERS) $(B)/fuzz/seeds/.made
 # killpoint.so (tests/faults/killpoint.c) holds a writer at a named point
 # for kill9.sh; plain cc, no sanitizer, preloaded into the ASan binaries.
 FAULT_BINS := $(B)/asan/gpurec $(B)/asan/gpurecd $(B)/asan/gpurec-synth \
-              $(B)/faults/killpoint.so
+              $(B)/faults/killpoint.so $(B)/switch-load
 $(B)/faults/killpoint.so: tests/faults/killpoint.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) -fPIC -shared -o $@ $< -ldl
@@ -254,7 +254,7 @@ fault-test: $(FAULT_BINS)
 	@fail=0; for t in $(sort $(wildcard tests/faults/*.sh)); do \
 	  echo "== $$t"; GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
 	  SYNTH=$(B)/asan/gpurec-synth KILLPOINT_SO=$(B)/faults/killpoint.so \
-	  bash $$t || fail=1; done; \
+	  SWITCH_LOAD=$(B)/switch-load bash $$t || fail=1; done; \
 	  test $$fail = 0
 
 # make reliability DURATION=1h (root): the fault tests in a loop with
@@ -265,7 +265,7 @@ RELIABILITY_TRIALS ?= 50
 reliability: $(FAULT_BINS) $(FUZZERS) $(B)/fuzz/seeds/.made
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
 	  SYNTH=$(B)/asan/gpurec-synth KILLPOINT_SO=$(B)/faults/killpoint.so \
-	  FUZZ_DIR=$(B)/fuzz TRIALS=$(RELIABILITY_TRIALS) bash tests/reliability.sh $(DURATION)
+	  SWITCH_LOAD=$(B)/switch-load FUZZ_DIR=$(B)/fuzz TRIALS=$(RELIABILITY_TRIALS) bash tests/reliability.sh $(DURATION)
 
 # make test: every test, sanitized; the last line counts them all.
 test:

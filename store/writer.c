@@ -148,6 +148,9 @@ struct gr_writer {
 	char prev_sha[65];
 	/* MANIFEST's appending side (store/manifest.c). */
 	struct gr_manifest_w *mw;
+	/* This run's `start` line while a full disk keeps it out of
+	 * MANIFEST: written before any other line of the run. */
+	char start_body[192];
 	/* seq of the open segment: the last sealed one's + 1 (docs/storage.md);
 	 * segments are ordered by it, not by their wall-clock names. */
 	int64_t seq;
@@ -774,6 +777,19 @@ static void sum_reload(struct gr_writer *w);
 
 static int retention_make_room(struct gr_writer *w);
 
+/* Writes this run's pending `start` line (see gr_writer.start_body).
+ * Returns 0 or the append's -errno. */
+static int start_line(struct gr_writer *w)
+{
+	if (!w->start_body[0])
+		return 0;
+	int err = gr_manifest_w__append(w->mw, real_ns(w), w->last_seq, "%s",
+					w->start_body);
+	if (!err)
+		w->start_body[0] = 0;
+	return err;
+}
+
 static int segment_seal(struct gr_writer *w)
 {
 	int err = 0;
@@ -862,12 +878,13 @@ static int segment_seal(struct gr_writer *w)
 	int64_t mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
 			sb.st_mtim.tv_nsec;
 	int64_t at = real_ns(w);
-	while ((err = gr_manifest_w__append(w->mw, at, w->last_seq,
+	while (((err = start_line(w)) ||
+		(err = gr_manifest_w__append(w->mw, at, w->last_seq,
 			"seal %s sha256=%s prev=%s start=%" PRId64 " end=%"
 			PRId64 " events=%" PRIu64 " bytes=%" PRIu64 " host=%s"
 			" seq=%" PRId64 " at=%" PRId64, w->seg_name, hex,
 			w->prev_sha, w->seg_ts_min, w->seg_ts_max,
-			w->seg_events, bytes, w->host, w->seq, at)) &&
+			w->seg_events, bytes, w->host, w->seq, at))) &&
 	       is_full(err) && retention_make_room(w))
 		;
 	if (err) {
@@ -926,7 +943,9 @@ static int retention_delete_oldest(struct gr_writer *w, const char *why)
 	/* The manifest says so first: a crash in between leaves a logged
 	 * deletion, never an unexplained missing segment. */
 	int64_t at = real_ns(w);
-	int err = gr_manifest_w__append(w->mw, at, w->last_seq,
+	int err = start_line(w);
+	if (!err)
+		err = gr_manifest_w__append(w->mw, at, w->last_seq,
 		"delete %s reason=%s at=%" PRId64 " bytes=%" PRIu64
 		" seq=%" PRId64, victim.name, why, at, victim.bytes,
 		victim.seq);
@@ -1756,15 +1775,20 @@ static int scan_dir(struct gr_writer *w)
 				  sb.st_mtim.tv_nsec);
 	}
 	/* The run's first line; on a full disk, after making room (the
-	 * MANIFEST keeps space reserved for this, see manifest.c). */
+	 * MANIFEST keeps space reserved for this, see manifest.c), or else
+	 * once there is room, before any other line of the run. */
 	int64_t at = real_ns(w);
-	while (!err && (err = gr_manifest_w__append(w->mw, at, w->last_seq,
-				    "start at=%" PRId64 " pid=%d version=%s "
-				    "boot=%s", at, (int)getpid(),
-				    GPUREC_VERSION,
-				    w->boot_id[0] ? w->boot_id : "-")) &&
-	       is_full(err) && retention_make_room(w))
+	snprintf(w->start_body, sizeof(w->start_body), "start at=%" PRId64
+		 " pid=%d version=%s boot=%s", at, (int)getpid(),
+		 GPUREC_VERSION, w->boot_id[0] ? w->boot_id : "-");
+	while (!err && (err = start_line(w)) && is_full(err) &&
+	       retention_make_room(w))
 		;
+	if (is_full(err)) {
+		wlog(w, "%s/%s: no room for this run's start line yet; it is "
+		     "written once there is", w->dir, GR_MANIFEST);
+		err = 0;
+	}
 	if (err) {
 		wlog(w, "cannot append to %s/%s: %s", w->dir, GR_MANIFEST,
 		     strerror(-err));
@@ -1992,7 +2016,9 @@ int gr_writer__close(struct gr_writer *w)
 		int64_t at = real_ns(w);
 		/* seq= (the last sealed) lets verify see seal lines cut
 		 * from the end of a cleanly stopped run. */
-		int e3 = gr_manifest_w__append(w->mw, at, w->last_seq,
+		int e3 = start_line(w);
+		if (!e3)
+			e3 = gr_manifest_w__append(w->mw, at, w->last_seq,
 					       "stop at=%" PRId64 " events=%"
 					       PRIu64 " seq=%" PRId64, at,
 					       w->st.events, w->last_seq);

@@ -44,6 +44,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Events to record however quiet the host: a process switching 20,000
+# times a second (--sched-all records its run-queue waits), so segments
+# of 256K fill in seconds.
+SWITCH_LOAD=${SWITCH_LOAD:-build/switch-load}
+if [ ! -x "$SWITCH_LOAD" ]; then
+	bad "diskfull.sh" "no $SWITCH_LOAD (make $SWITCH_LOAD)"; finish
+fi
+"$SWITCH_LOAD" --rate 20000 --seconds 3600 >/dev/null 2>&1 &
+pids+=($!)
+
 # waitfor SECONDS CMD...: polls CMD every 0.2 s; returns its last status.
 waitfor() {
 	local end=$((SECONDS + $1)); shift
@@ -57,7 +67,8 @@ try: s = json.load(open(sys.argv[1]))
 except Exception: sys.exit(1)
 v = eval(sys.argv[2], {"s": s})
 print(v)' "$@" 2>/dev/null; }
-nsealed() { grep -c '^seal ' "$1/MANIFEST" 2>/dev/null || echo 0; }
+nsealed() { local n; n=$(grep -c '^seal ' "$1/MANIFEST" 2>/dev/null); echo "${n:-0}"; }
+sealed_at_least() { [ "$(nsealed "$1")" -ge "$2" ]; }
 # Every *.seg is a non-empty SQLite database (a valid segment or none).
 segs_valid() {
 	local f bad=
@@ -91,7 +102,7 @@ for trial in $(seq 1 "$TRIALS"); do
 	F=$T/fsA$trial; mkdir -p "$F"; mount -t tmpfs -o size=16m tmpfs "$F"
 	D=$F/data1
 	start "$D" "$T/logA1" --segment-size 256K --keep-free 1 --max-disk 1G
-	waitfor 60 sh -c "[ \$(grep -c '^seal ' '$D/MANIFEST' 2>/dev/null || echo 0) -ge 4 ]" ||
+	waitfor 60 sealed_at_least "$D" 4 ||
 		bad "A1: four sealed segments to start from" "$(nsealed "$D") sealed"
 	fill "$F/hold"
 	ev0=$(json "$D/status.json" 's["events"]')
@@ -114,7 +125,7 @@ for trial in $(seq 1 "$TRIALS"); do
 	D=$F/data2
 	start "$D" "$T/logA2" --segment-size 256K --keep-free 1 --max-disk 1G \
 		--min-age 1h
-	waitfor 60 sh -c "[ \$(grep -c '^seal ' '$D/MANIFEST' 2>/dev/null || echo 0) -ge 2 ]" ||
+	waitfor 60 sealed_at_least "$D" 2 ||
 		bad "A2: two sealed segments to start from" "$(nsealed "$D") sealed"
 	fill "$F/hold"
 	waitfor 60 sh -c "[ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"drops\"].get(\"store:disk_full\", 0) > 0)' '$D/status.json' 2>/dev/null)\" = True ]"
