@@ -160,7 +160,7 @@ eq "(report) an unknown parameter: exit 1, named" "$?:$(cat "$T/rep.err")" \
 	"1:gpurec: report top-kernels takes no parameter 'nope' (gpurec report list shows its parameters)"
 "$GPUREC" --data "$D" report top-kernels --param limit=ten >/dev/null 2>"$T/rep.err"
 eq "(report) a bad value: exit 1, named" "$?:$(cat "$T/rep.err")" \
-	"1:gpurec: bad --param 'limit=ten': limit takes a whole number"
+	"1:gpurec: bad --param 'limit=ten': limit takes a whole number, 0 or more"
 "$GPUREC" --data "$D" report process >/dev/null 2>"$T/rep.err"
 eq "(report) a required parameter left out: exit 1, named" "$?:$(cat "$T/rep.err")" \
 	"1:gpurec: report process needs --param pid=… (the process id)"
