@@ -155,7 +155,7 @@ eq "(1) strace: io_uring_setup only the selftest's, refused" \
 eq "(1) strace: no name service file or module opened (no NSS)" \
 	"$(grep -E '"(/etc/(nsswitch\.conf|passwd|group|shadow|hosts|host\.conf|resolv\.conf|gai\.conf|services|protocols|networks|netgroup)|[^"]*libnss_[^"]*|[^"]*libresolv[^"]*)"' "$S")" ""
 eq "(1) strace: the trace is gpurecd's (it opened its data directory)" \
-	"$(grep -cE "^openat\(AT_FDCWD, \"$T/d1\", O_RDONLY\|O_DIRECTORY" "$S" | awk '{ print ($1 > 0) }')" 1
+	"$(grep -cF "openat(AT_FDCWD, \"$T/d1\", O_RDONLY|O_CLOEXEC|O_DIRECTORY)" "$S" | awk '{ print ($1 > 0) }')" 1
 
 # ---- (2) ASan, leak checks on -----------------------------------------------
 D=$T/d2
