@@ -53,31 +53,36 @@ static void problem(struct vctx *v, const char *name, const char *fmt, ...)
 static void note(struct vctx *v, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Reports one finding as DIR/NAME and a reason (a full sentence without
- * the path; truncated at 1 KiB, far beyond any reason written here). */
+/* Hands one finding (problem) or remark (note) to the caller as DIR/NAME
+ * and a text: a full sentence without the path, truncated at 1 KiB, far
+ * beyond any written here. */
+static void report(struct vctx *v, int is_problem, const char *name,
+		   const char *fmt, va_list ap)
+{
+	char path[4200], text[1024];
+	vsnprintf(text, sizeof(text), fmt, ap);
+	snprintf(path, sizeof(path), "%s/%s", v->dir, name);
+	if (is_problem && v->r->problem)
+		v->r->problem(v->r->ctx, path, text);
+	else if (!is_problem && v->r->note)
+		v->r->note(v->r->ctx, path, text);
+	v->problems += is_problem;
+}
+
 static void problem(struct vctx *v, const char *name, const char *fmt, ...)
 {
-	char path[4200], reason[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	report(v, 1, name, fmt, ap);
 	va_end(ap);
-	snprintf(path, sizeof(path), "%s/%s", v->dir, name);
-	if (v->r->problem)
-		v->r->problem(v->r->ctx, path, reason);
-	v->problems++;
 }
 
 static void note(struct vctx *v, const char *name, const char *fmt, ...)
 {
-	char path[4200], text[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	report(v, 0, name, fmt, ap);
 	va_end(ap);
-	snprintf(path, sizeof(path), "%s/%s", v->dir, name);
-	if (v->r->note)
-		v->r->note(v->r->ctx, path, text);
 }
 
 static void sleep_ms(int ms)
