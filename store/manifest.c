@@ -404,13 +404,20 @@ int gr_manifest_w__open(int dirfd, void (*log)(void *ctx, const char *line),
 
 	char *why = NULL;
 	err = gr_fss__load(dirfd, &mw->fss, &why);
-	if (err == -ENOENT) {
-		mw->fss = NULL;
-	} else if (err) {
-		mlog(mw, "%s: %s", GR_FSS_FILE, why ? why : strerror(-err));
+	if (err && err != -ENOENT) {
+		/* A recorder that stops recording because its key file is
+		 * damaged loses the evidence the key was to protect; lines
+		 * written untagged after tagged ones are what verify
+		 * --verification-key reports, so the damage stays seen. */
+		mlog(mw, "%s: %s; sealing is OFF until it is repaired (gpurec "
+		     "seal-setup --force): the lines written meanwhile are not "
+		     "tagged, and verify --verification-key reports them",
+		     GR_FSS_FILE, why ? why : strerror(-err));
 		free(why);
-		goto fail;
 	}
+	if (err)
+		mw->fss = NULL;
+	err = 0;
 	*out = mw;
 	return 0;
 fail:

@@ -864,6 +864,36 @@ TEST(manifest_writer_chains_and_repairs)
 	free(dir);
 }
 
+/* A damaged fss.key does not stop the recording: lines go on, untagged
+ * (which verify --verification-key reports), and the log says why. */
+TEST(manifest_writer_records_on_with_a_damaged_key)
+{
+	char *dir = tmpdir(), path[4200];
+	int dfd = open(dir, O_DIRECTORY | O_RDONLY), created;
+	struct gr_manifest_w *mw;
+	struct gr_manifest m;
+	CHECK(dfd >= 0);
+	snprintf(path, sizeof(path), "%s/fss.key", dir);
+	FILE *f = fopen(path, "w");
+	CHECK(f);
+	fputs("gpurec-fss 1 garbage\n", f);
+	fclose(f);
+	CHECK_EQ_INT(chmod(path, 0600), 0);
+	CHECK_EQ_INT(gr_manifest_w__open(dfd, quiet, NULL, &created, &mw), 0);
+	CHECK_EQ_INT(gr_manifest_w__sealing(mw), 0);
+	CHECK_EQ_INT(gr_manifest_w__append(mw, 1, 0, "start at=1 pid=7 "
+					   "version=x boot=-"), 0);
+	gr_manifest_w__close(mw);
+	CHECK_EQ_INT(gr_manifest__read(dir, &m), 0);
+	CHECK_EQ_INT(m.nl, 1);
+	CHECK_EQ_INT(m.bad_lines, 0);
+	CHECK(strstr(m.l[0].text, " tag=") == NULL);
+	gr_manifest__free(&m);
+	close(dfd);
+	rmrf(dir);
+	free(dir);
+}
+
 TEST(walview_reads_committed_frames_only)
 {
 	char *dir = tmpdir(), p[4200], cmd[9000];
@@ -987,6 +1017,7 @@ TEST_MAIN(TEST_ENTRY(segment_temp_name_swept_at_open)
 	  TEST_ENTRY(crash_recovery_keeps_flushed_events)
 	  TEST_ENTRY(manifest_parses_both_formats)
 	  TEST_ENTRY(manifest_writer_chains_and_repairs)
+	  TEST_ENTRY(manifest_writer_records_on_with_a_damaged_key)
 	  TEST_ENTRY(walview_reads_committed_frames_only)
 	  TEST_ENTRY(clock_step_back_keeps_seq_order)
 	  TEST_ENTRY(sealed_not_in_manifest_is_sealing_then_appended))
