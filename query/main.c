@@ -681,6 +681,10 @@ static int cmd_verify(struct opts *o)
 			vout_free(&v);
 			return EXIT_INTERNAL;
 		}
+		if (n == -EAGAIN)
+			die_user("%s: its recorder changed it faster than verify "
+				 "could take a consistent snapshot for 30 s; "
+				 "try again", o->data[d]);
 		if (n < 0)
 			die_user("cannot read data directory %s: %s", o->data[d],
 				 strerror(-n));

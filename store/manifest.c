@@ -163,6 +163,63 @@ static int parse_line(struct gr_manifest_line *l, struct gr_manifest_entry *e)
 	return 0;
 }
 
+/* The names of seal lines, hashed: a manifest of a long-running recorder
+ * has tens of thousands, and each delete line looks one up. */
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* The index of the last seal line named name, or -1. */
+static int name_last(const struct gr_manifest *m, const char *name)
+{
+	if (!m->nbyname)
+		return -1;
+	uint32_t mask = (uint32_t)m->nbyname - 1;
+	for (uint32_t h = name_hash(name) & mask;; h = (h + 1) & mask) {
+		int v = m->byname[h];
+		if (!v)
+			return -1;
+		if (strcmp(m->e[v - 1].name, name) == 0)
+			return v - 1;
+	}
+}
+
+/* Puts entry i in the table (the slot of an earlier same name or a free
+ * one); the table has room. */
+static void name_put(struct gr_manifest *m, int i)
+{
+	uint32_t mask = (uint32_t)m->nbyname - 1;
+	uint32_t h = name_hash(m->e[i].name) & mask;
+	for (; m->byname[h]; h = (h + 1) & mask)
+		if (strcmp(m->e[m->byname[h] - 1].name, m->e[i].name) == 0)
+			break;
+	m->byname[h] = i + 1;
+}
+
+/* Entry i (the newest) joins the table; the one before it of the same
+ * name, if any, is chained behind it. */
+static int name_add(struct gr_manifest *m, int i)
+{
+	if ((i + 1) * 2 > m->nbyname) {
+		int c = m->nbyname ? m->nbyname * 2 : 128;
+		int *t = calloc((size_t)c, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		free(m->byname);
+		m->byname = t;
+		m->nbyname = c;
+		for (int j = 0; j < i; j++)
+			name_put(m, j);
+	}
+	m->e[i].same = name_last(m, m->e[i].name);
+	name_put(m, i);
+	return 0;
+}
+
 static int push_line(struct gr_manifest *m, const char *p, size_t n,
 		     int lineno, int *cap)
 {
@@ -199,17 +256,22 @@ static int push_line(struct gr_manifest *m, const char *p, size_t n,
 		return 0;
 	}
 	if (l->kind == GR_ML_SEAL) {
-		void *q = realloc(m->e, (size_t)(m->n + 1) * sizeof(*m->e));
-		if (!q)
-			return -ENOMEM;
-		m->e = q;
+		if (m->n == m->ecap) {
+			int c = m->ecap ? m->ecap * 2 : 64;
+			void *q = realloc(m->e, (size_t)c * sizeof(*m->e));
+			if (!q)
+				return -ENOMEM;
+			m->e = q;
+			m->ecap = c;
+		}
 		e.line = m->nl - 1;
 		l->entry = m->n;
 		m->e[m->n++] = e;
+		return name_add(m, m->n - 1);
 	} else if (l->kind == GR_ML_DELETE) {
-		for (int i = 0; i < m->n; i++)
-			if (strcmp(m->e[i].name, l->name) == 0)
-				m->e[i].deleted = 1;
+		/* Every seal line of the name (one, in practice). */
+		for (int i = name_last(m, l->name); i >= 0; i = m->e[i].same)
+			m->e[i].deleted = 1;
 	}
 	return 0;
 }
@@ -268,14 +330,12 @@ static int slurp(int fd, char **out, size_t *len)
 	return 0;
 }
 
-int gr_manifest__read(const char *dir, struct gr_manifest *m)
+int gr_manifest__read_raw(const char *dir, char **buf, size_t *len)
 {
-	char path[4200], *buf;
-	size_t len;
-	int err;
+	char path[4200];
 
-	memset(m, 0, sizeof(*m));
-	snprintf(m->last_sha, sizeof(m->last_sha), "-");
+	*buf = NULL;
+	*len = 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, GR_MANIFEST);
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -285,9 +345,20 @@ int gr_manifest__read(const char *dir, struct gr_manifest *m)
 		close(fd);
 		return -EINVAL;
 	}
-	err = slurp(fd, &buf, &len);
+	int err = slurp(fd, buf, len);
 	close(fd);
-	if (err)
+	return err;
+}
+
+int gr_manifest__read(const char *dir, struct gr_manifest *m)
+{
+	char *buf;
+	size_t len;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->last_sha, sizeof(m->last_sha), "-");
+	if ((err = gr_manifest__read_raw(dir, &buf, &len)) || !buf)
 		return err;
 	err = gr_manifest__parse(buf, len, m);
 	free(buf);
@@ -300,6 +371,7 @@ void gr_manifest__free(struct gr_manifest *m)
 		free(m->l[i].text);
 	free(m->l);
 	free(m->e);
+	free(m->byname);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -307,10 +379,8 @@ const struct gr_manifest_entry *
 gr_manifest__find(const struct gr_manifest *m, const char *name)
 {
 	/* The last seal line wins; a name is sealed once in practice. */
-	for (int i = m->n - 1; i >= 0; i--)
-		if (strcmp(m->e[i].name, name) == 0)
-			return &m->e[i];
-	return NULL;
+	int i = name_last(m, name);
+	return i < 0 ? NULL : &m->e[i];
 }
 
 /* ---- appending --------------------------------------------------------- */

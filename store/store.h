@@ -155,6 +155,7 @@ struct gr_manifest_entry {
 	char host[256];
 	int64_t seq;        /* seq= (format 2), or -1 */
 	int line;           /* index into gr_manifest.l */
+	int same;           /* the seal line before with this name, or -1 */
 };
 
 struct gr_manifest {
@@ -166,11 +167,19 @@ struct gr_manifest {
 	int first_bad_line;
 	uint64_t size;               /* bytes read */
 	char last_sha[65];           /* SHA-256 of the last line, or "-" */
+	int ecap;                    /* room in e */
+	int *byname;                 /* hash of names: 1 + index of the last
+	                              * seal line of that name, 0 = empty */
+	int nbyname;                 /* slots, a power of two */
 };
 
 /* Reads dir/MANIFEST (opened O_RDONLY|O_NOFOLLOW; nothing is created).
  * A missing manifest is an empty one.  Returns 0 or -errno. */
 int gr_manifest__read(const char *dir, struct gr_manifest *m);
+/* dir/MANIFEST's bytes, opened the same way: *buf malloc'd and
+ * NUL-terminated, or NULL (and *len 0) when there is none.  Returns 0 or
+ * -errno. */
+int gr_manifest__read_raw(const char *dir, char **buf, size_t *len);
 /* The same from a buffer (tests, fuzzing).  Returns 0 or -ENOMEM. */
 int gr_manifest__parse(const char *buf, size_t len, struct gr_manifest *m);
 void gr_manifest__free(struct gr_manifest *m);

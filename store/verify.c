@@ -188,35 +188,52 @@ out:
 	return n;
 }
 
-/* A snapshot of dir: the manifest read before and after listing agrees
- * (a live writer appends and deletes while we look). */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A snapshot of dir: the manifest's bytes read before and after listing
+ * the directory are the same (a live writer appends and deletes while we
+ * look).  Only the bytes are compared, so the window is the listing's,
+ * however long the manifest.  -EAGAIN: no quiet moment in 30 s. */
 static int snapshot(const char *dir, int live, struct gr_manifest *m,
 		    char ***names, int *n)
 {
-	for (int tries = 0;; tries++) {
-		struct gr_manifest m2;
+	int64_t until = mono_ms() + 30000;
+	for (;;) {
+		char *b1, *b2 = NULL;
+		size_t l1, l2 = 0;
 		int rc;
-		if ((rc = gr_manifest__read(dir, m)))
+		if ((rc = gr_manifest__read_raw(dir, &b1, &l1)))
 			return rc;
 		if ((rc = gr_segments__list(dir, names, n))) {
-			gr_manifest__free(m);
+			free(b1);
 			return rc;
 		}
-		if (!live || tries >= 50)
-			return 0;
-		if ((rc = gr_manifest__read(dir, &m2))) {
-			gr_manifest__free(m);
+		if (live && (rc = gr_manifest__read_raw(dir, &b2, &l2))) {
+			free(b1);
 			gr_segments__free(*names, *n);
 			return rc;
 		}
-		int same = m2.size == m->size &&
-			   strcmp(m2.last_sha, m->last_sha) == 0;
-		gr_manifest__free(&m2);
-		if (same)
-			return 0;
-		gr_manifest__free(m);
+		int same = !live || (l1 == l2 && (!l1 || !memcmp(b1, b2, l1)));
+		free(b2);
+		if (same) {
+			memset(m, 0, sizeof(*m));
+			snprintf(m->last_sha, sizeof(m->last_sha), "-");
+			rc = b1 ? gr_manifest__parse(b1, l1, m) : 0;
+			free(b1);
+			if (rc)
+				gr_segments__free(*names, *n);
+			return rc;
+		}
+		free(b1);
 		gr_segments__free(*names, *n);
-		sleep_ms(20);
+		if (mono_ms() > until)
+			return -EAGAIN;
+		sleep_ms(5 + rand() % 20);
 	}
 }
 

@@ -826,6 +826,48 @@ TEST(manifest_parses_both_formats)
 	gr_manifest__free(&m);
 }
 
+/* A long-running recorder's manifest: tens of thousands of seal and
+ * delete lines; each delete finds its seal line by name (all of them when
+ * a name was sealed twice), and find() returns the last. */
+TEST(manifest_long_with_deletes)
+{
+	enum { N = 30000 };
+	size_t cap = (size_t)N * 2 * 200, len = 0;
+	char *buf = malloc(cap);
+	CHECK(buf);
+	for (int i = 0; i < N; i++) {
+		len += (size_t)snprintf(buf + len, cap - len,
+			"seal s%05d.seg sha256=%064d prev=- start=%d end=%d "
+			"events=%d bytes=1 host=h\n", i == N - 1 ? 7 : i, i,
+			i, i + 1, i + 1);
+		if (i % 2 == 0 && i != 7)
+			len += (size_t)snprintf(buf + len, cap - len,
+				"delete s%05d.seg reason=max-disk\n", i);
+	}
+	/* s00007.seg, sealed twice (lines for i=7 and i=N-1), deleted once:
+	 * both seal lines are marked. */
+	len += (size_t)snprintf(buf + len, cap - len,
+				"delete s00007.seg reason=max-disk\n");
+	struct gr_manifest m;
+	CHECK_EQ_INT(gr_manifest__parse(buf, len, &m), 0);
+	free(buf);
+	CHECK_EQ_INT(m.n, N);
+	CHECK_EQ_INT(m.bad_lines, 0);
+	int deleted = 0;
+	for (int i = 0; i < m.n; i++)
+		deleted += m.e[i].deleted;
+	CHECK_EQ_INT(deleted, N / 2 + 2);
+	CHECK(m.e[7].deleted && m.e[N - 1].deleted && !m.e[9].deleted);
+	const struct gr_manifest_entry *e = gr_manifest__find(&m,
+							      "s00007.seg");
+	CHECK(e == &m.e[N - 1]);
+	CHECK_EQ_INT((int)e->events, N);
+	e = gr_manifest__find(&m, "s29997.seg");
+	CHECK(e && e->events == 29998 && !e->deleted);
+	CHECK(gr_manifest__find(&m, "s30000.seg") == NULL);
+	gr_manifest__free(&m);
+}
+
 TEST(manifest_writer_chains_and_repairs)
 {
 	char *dir = tmpdir(), path[4200];
@@ -1016,6 +1058,7 @@ TEST_MAIN(TEST_ENTRY(segment_temp_name_swept_at_open)
 	  TEST_ENTRY(rotation_and_retention_small_budget)
 	  TEST_ENTRY(crash_recovery_keeps_flushed_events)
 	  TEST_ENTRY(manifest_parses_both_formats)
+	  TEST_ENTRY(manifest_long_with_deletes)
 	  TEST_ENTRY(manifest_writer_chains_and_repairs)
 	  TEST_ENTRY(manifest_writer_records_on_with_a_damaged_key)
 	  TEST_ENTRY(walview_reads_committed_frames_only)
