@@ -1216,7 +1216,7 @@ static int cuda_member(int t)
 {
 	return (gr_tables[t].flags & GR_TF_EVENT) &&
 	       !(gr_tables[t].flags & GR_TF_UNION_CUDA) &&
-	       strncmp(gr_tables[t].name, "cuda_", 5) == 0;
+	       (gr_tables[t].flags & GR_TF_CUDA_CALL);
 }
 
 /* Returns the malloc'd (sqlite3) query that reads table @t's events. */

@@ -579,8 +579,7 @@ static struct tstat sql_count(const struct dstat *d, int t)
 	if (!(gr_tables[t].flags & GR_TF_UNION_CUDA))
 		return r;
 	for (int m = 0; m < GR_NTABLES; m++) {
-		if (m == t || !(gr_tables[m].flags & GR_TF_EVENT) ||
-		    strncmp(gr_tables[m].name, "cuda_", 5) != 0)
+		if (m == t || !(gr_tables[m].flags & GR_TF_CUDA_CALL))
 			continue;
 		r.events = sat_add(r.events, d->tab[m].events);
 		r.blocks = sat_add(r.blocks, d->tab[m].blocks);

@@ -147,8 +147,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	for (int m = 0; m < GR_NTABLES; m++) {
 		int is_member = m == t ||
 			((tab->flags & GR_TF_UNION_CUDA) &&
-			 (gr_tables[m].flags & GR_TF_EVENT) &&
-			 strncmp(gr_tables[m].name, "cuda_", 5) == 0);
+			 (gr_tables[m].flags & GR_TF_CUDA_CALL));
 		if (!is_member)
 			continue;
 		vt->members[vt->nmembers++] = m;
@@ -203,7 +202,7 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 			continue;
 		ii->aConstraintUsage[i].argvIndex = ++argi;
 		ii->aConstraintUsage[i].omit = 0;
-		if (c->iColumn == 0 && op != OP_NE)
+		if (c->iColumn == GR_EV_ts && op != OP_NE)
 			ts_bounded++;
 		sqlite3_str_appendf(s, ";%d,%d", c->iColumn, op);
 	}
@@ -1056,11 +1055,11 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	}
 	/* The window and --pid are filters like any other. */
 	if (q->since != INT64_MIN)
-		c->f[c->nf++] = (struct filt){ 0, OP_GE, q->since };
+		c->f[c->nf++] = (struct filt){ GR_EV_ts, OP_GE, q->since };
 	if (q->until != INT64_MAX)
-		c->f[c->nf++] = (struct filt){ 0, OP_LE, q->until };
+		c->f[c->nf++] = (struct filt){ GR_EV_ts, OP_LE, q->until };
 	if (q->has_pid)
-		c->f[c->nf++] = (struct filt){ 2, OP_EQ, q->pid };
+		c->f[c->nf++] = (struct filt){ GR_EV_pid, OP_EQ, q->pid };
 	for (int i = 0; i < argc && (p = strchr(p, ';')); i++) {
 		int col, op;
 		if (sscanf(++p, "%d,%d", &col, &op) != 2)
@@ -1087,7 +1086,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 			continue;
 		int64_t x = sqlite3_value_int64(v);
 		c->f[c->nf++] = (struct filt){ col, op, x };
-		if (col == 0) {
+		if (col == GR_EV_ts) {
 			if ((op == OP_GE || op == OP_EQ) && x > c->lo)
 				c->lo = x;
 			if (op == OP_GT && x != INT64_MAX && x + 1 > c->lo)

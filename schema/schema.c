@@ -20,6 +20,22 @@ const struct gr_table gr_tables[GR_NTABLES] = { GR_TABLES(GR__TAB) };
 GR_TABLES(GR__CHK)
 #undef GR__CHK
 
+/* Every event table begins with GR_EVENT_COLS, in order, so that
+ * GR_EV_<column> is that column's index in each of them.  GR_EVENT_COLS is
+ * redefined here to assert this for each table whose list includes it
+ * (the lists name it, and it expands where they are expanded). */
+#undef GR_EVENT_COLS
+#define GR__EVCHK(t, n, ty, d)                                              \
+	_Static_assert((int)GR_##t##_##n == (int)GR_EV_##n,                 \
+		       #t "." #n " is not where GR_EVENT_COLS puts it");
+#define GR_EVENT_COLS(C, t) GR__EVENT_COLS(GR__EVCHK, t)
+#define GR__NOCOL(t, n, ty, d)
+#define GR__EVTAB(t, f, d) GR_COLS_##t(GR__NOCOL, t)
+GR_TABLES(GR__EVTAB)
+#undef GR__EVTAB
+#undef GR__NOCOL
+#undef GR__EVCHK
+
 int gr_table__find(const char *name)
 {
 	for (int i = 0; i < GR_NTABLES; i++)

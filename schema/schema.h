@@ -15,6 +15,8 @@ enum gr_table_flags {
 	GR_TF_UNION_CUDA = 2, /* scans also read every other cuda_* table */
 	GR_TF_CATALOG = 4,    /* not stored: built from the segment files */
 	GR_TF_SUMMARY = 8,    /* store/summary.h: rows kept beside blocks */
+	GR_TF_CUDA_CALL = 16, /* one row per CUDA call: a member of the
+			       * GR_TF_UNION_CUDA table, summarized as sum_api */
 };
 
 enum gr_coltype { GR_TS, GR_INT, GR_STR, GR_HOST, GR_BLOB };
@@ -30,6 +32,13 @@ enum gr_table_id { GR_TABLES(GR__TID) GR_NTABLES };
 GR_TABLES(GR__CENUM)
 #undef GR__CENUM
 #undef GR__CID
+
+/* The shared prefix of every event table (GR_EVENT_COLS): code that
+ * handles rows of any event table indexes them by these (vals[GR_EV_ts],
+ * a filter on GR_EV_pid); schema.c asserts each event table starts so. */
+#define GR__EVID(t, n, ty, d) GR_EV_##n,
+enum gr_event_col { GR_EVENT_COLS(GR__EVID, ev) GR_EV__NCOLS };
+#undef GR__EVID
 
 /* Most columns any table has; null masks are 64-bit. */
 #define GR_MAX_COLS 64

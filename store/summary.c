@@ -305,9 +305,7 @@ int gr_sum_kinds(int t, int *second)
 {
 	*second = t == GR_T_cuda_kernel ? GR_SUM_KERNEL :
 		  t == GR_T_cuda_memcpy ? GR_SUM_MEMCPY : 0;
-	const struct gr_table *tab = &gr_tables[t];
-	return (tab->flags & GR_TF_EVENT) && !strncmp(tab->name, "cuda_", 5) ?
-	       GR_SUM_API : 0;
+	return (gr_tables[t].flags & GR_TF_CUDA_CALL) ? GR_SUM_API : 0;
 }
 
 static inline int is_null(const struct gr_sum_rows *r, int c, uint32_t i)

@@ -1429,7 +1429,7 @@ static int append_row(struct gr_writer *w, int t, const int64_t *vals,
 			c->v[n] = vals[ci];
 		}
 	}
-	int64_t ts = vals[0]; /* column 0 of every event table is ts */
+	int64_t ts = vals[GR_EV_ts];
 	if (ts < tb->ts_min)
 		tb->ts_min = ts;
 	if (ts > tb->ts_max)
