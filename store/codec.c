@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "store/codec.h"
@@ -418,4 +419,19 @@ int gr_decoder__column(struct gr_decoder *d, const struct gr_block *blk,
 			out[i] = gr_unzigzag(u[i]);
 	}
 	return 0;
+}
+
+uint32_t gr_block_crc(const char *table, int64_t ts_min, int64_t ts_max,
+		      int64_t count, const void *payload, size_t len)
+{
+	uint8_t hdr[24];
+	int64_t f[3] = { ts_min, ts_max, count };
+	for (int i = 0; i < 3; i++)
+		for (int b = 0; b < 8; b++)
+			hdr[i * 8 + b] = (uint8_t)((uint64_t)f[i] >> (8 * b));
+	uLong crc = crc32(0, (const Bytef *)table, (uInt)strlen(table));
+	crc = crc32(crc, hdr, sizeof(hdr));
+	/* zlib's crc32 takes uInt lengths; payloads are far below 4 GiB. */
+	crc = crc32(crc, payload, (uInt)len);
+	return (uint32_t)crc;
 }

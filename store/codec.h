@@ -107,6 +107,11 @@ void gr_decoder__free(struct gr_decoder *d);
 int gr_decoder__column(struct gr_decoder *d, const struct gr_block *blk,
 		       int c, int64_t *out, uint8_t *nulls, int *has_nulls);
 
+/* The checksum a block row carries: CRC-32 over the payload, the table
+ * name and the header fields, so a changed byte anywhere in the row shows. */
+uint32_t gr_block_crc(const char *table, int64_t ts_min, int64_t ts_max,
+		      int64_t count, const void *payload, size_t len);
+
 /* Varint helpers, shared with tests. */
 static inline uint64_t gr_zigzag(int64_t v)
 {

@@ -601,3 +601,44 @@ void gr_manifest_w__close(struct gr_manifest_w *mw)
 	gr_fss__free(mw->fss);
 	free(mw);
 }
+
+/* The line formats the writer appends, beside parse_line() which reads
+ * them back: docs/storage.md names each field. */
+
+int gr_manifest_w__seal(struct gr_manifest_w *mw, int64_t at,
+			int64_t anchor_seq, const struct gr_manifest_entry *e)
+{
+	return gr_manifest_w__append(mw, at, anchor_seq,
+		"seal %s sha256=%s prev=%s start=%" PRId64 " end=%" PRId64
+		" events=%" PRIu64 " bytes=%" PRIu64 " host=%s seq=%" PRId64
+		" at=%" PRId64, e->name, e->sha256, e->prev, e->start_ts,
+		e->end_ts, e->events, e->bytes, e->host, e->seq, at);
+}
+
+int gr_manifest_w__delete(struct gr_manifest_w *mw, int64_t at,
+			  int64_t anchor_seq, const char *name,
+			  const char *reason, uint64_t bytes, int64_t seq)
+{
+	return gr_manifest_w__append(mw, at, anchor_seq,
+		"delete %s reason=%s at=%" PRId64 " bytes=%" PRIu64
+		" seq=%" PRId64, name, reason, at, bytes, seq);
+}
+
+int gr_manifest_w__stop(struct gr_manifest_w *mw, int64_t at,
+			int64_t anchor_seq, uint64_t events)
+{
+	/* seq= (the last sealed) lets verify see seal lines cut from the
+	 * end of a cleanly stopped run. */
+	return gr_manifest_w__append(mw, at, anchor_seq,
+		"stop at=%" PRId64 " events=%" PRIu64 " seq=%" PRId64, at,
+		events, anchor_seq);
+}
+
+int gr_manifest__start_body(char *buf, size_t len, int64_t at, int pid,
+			    const char *version, const char *boot_id)
+{
+	int n = snprintf(buf, len, "start at=%" PRId64 " pid=%d version=%s"
+			 " boot=%s", at, pid, version,
+			 boot_id && boot_id[0] ? boot_id : "-");
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <zlib.h>
 
+#include "store/codec.h"
 #include "store/store.h"
 #include "store/walview.h"
 
@@ -35,21 +35,6 @@ static char *fmt_err(const char *fmt, ...)
 		s = NULL;
 	va_end(ap);
 	return s;
-}
-
-uint32_t gr_block_crc(const char *table, int64_t ts_min, int64_t ts_max,
-		      int64_t count, const void *payload, size_t len)
-{
-	uint8_t hdr[24];
-	int64_t f[3] = { ts_min, ts_max, count };
-	for (int i = 0; i < 3; i++)
-		for (int b = 0; b < 8; b++)
-			hdr[i * 8 + b] = (uint8_t)((uint64_t)f[i] >> (8 * b));
-	uLong crc = crc32(0, (const Bytef *)table, (uInt)strlen(table));
-	crc = crc32(crc, hdr, sizeof(hdr));
-	/* zlib's crc32 takes uInt lengths; payloads are far below 4 GiB. */
-	crc = crc32(crc, payload, (uInt)len);
-	return (uint32_t)crc;
 }
 
 int gr_segment_name_ok(const char *name)

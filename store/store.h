@@ -211,6 +211,22 @@ int gr_manifest_w__append(struct gr_manifest_w *mw, int64_t now_ns,
 	__attribute__((format(printf, 4, 5)));
 void gr_manifest_w__close(struct gr_manifest_w *mw);
 
+/* The lines a writer appends, each through gr_manifest_w__append: a seal
+ * line from e's name, sha256, prev, start_ts, end_ts, events, bytes, host
+ * and seq; a deletion; a clean stop (seq= is anchor_seq, the last sealed).
+ * Return 0 or -errno. */
+int gr_manifest_w__seal(struct gr_manifest_w *mw, int64_t at,
+			int64_t anchor_seq, const struct gr_manifest_entry *e);
+int gr_manifest_w__delete(struct gr_manifest_w *mw, int64_t at,
+			  int64_t anchor_seq, const char *name,
+			  const char *reason, uint64_t bytes, int64_t seq);
+int gr_manifest_w__stop(struct gr_manifest_w *mw, int64_t at,
+			int64_t anchor_seq, uint64_t events);
+/* Formats a run's `start` line body (appended later, once there is room).
+ * Returns 0 or -ENAMETOOLONG. */
+int gr_manifest__start_body(char *buf, size_t len, int64_t at, int pid,
+			    const char *version, const char *boot_id);
+
 /* ---- Reader ------------------------------------------------------------ */
 
 /* One segment file opened for reading. */
@@ -267,11 +283,6 @@ struct gr_blockref {
  * set. */
 int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
 			   char **err);
-
-/* The checksum a block row carries: CRC-32 over the payload, the table
- * name and the header fields, so a changed byte anywhere in the row shows. */
-uint32_t gr_block_crc(const char *table, int64_t ts_min, int64_t ts_max,
-		      int64_t count, const void *payload, size_t len);
 
 /* ---- Catalog: the segments of one or more directories ------------------ */
 

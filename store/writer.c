@@ -878,13 +878,16 @@ static int segment_seal(struct gr_writer *w)
 	int64_t mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
 			sb.st_mtim.tv_nsec;
 	int64_t at = real_ns(w);
+	struct gr_manifest_entry e = {
+		.start_ts = w->seg_ts_min, .end_ts = w->seg_ts_max,
+		.events = w->seg_events, .bytes = bytes, .seq = w->seq,
+	};
+	snprintf(e.name, sizeof(e.name), "%s", w->seg_name);
+	memcpy(e.sha256, hex, sizeof(hex));
+	snprintf(e.prev, sizeof(e.prev), "%s", w->prev_sha);
+	snprintf(e.host, sizeof(e.host), "%s", w->host);
 	while (((err = start_line(w)) ||
-		(err = gr_manifest_w__append(w->mw, at, w->last_seq,
-			"seal %s sha256=%s prev=%s start=%" PRId64 " end=%"
-			PRId64 " events=%" PRIu64 " bytes=%" PRIu64 " host=%s"
-			" seq=%" PRId64 " at=%" PRId64, w->seg_name, hex,
-			w->prev_sha, w->seg_ts_min, w->seg_ts_max,
-			w->seg_events, bytes, w->host, w->seq, at))) &&
+		(err = gr_manifest_w__seal(w->mw, at, w->last_seq, &e))) &&
 	       is_full(err) && retention_make_room(w))
 		;
 	if (err) {
@@ -945,10 +948,9 @@ static int retention_delete_oldest(struct gr_writer *w, const char *why)
 	int64_t at = real_ns(w);
 	int err = start_line(w);
 	if (!err)
-		err = gr_manifest_w__append(w->mw, at, w->last_seq,
-		"delete %s reason=%s at=%" PRId64 " bytes=%" PRIu64
-		" seq=%" PRId64, victim.name, why, at, victim.bytes,
-		victim.seq);
+		err = gr_manifest_w__delete(w->mw, at, w->last_seq,
+					    victim.name, why, victim.bytes,
+					    victim.seq);
 	if (err) {
 		wlog(w, "retention: cannot log the deletion of %s/%s (%s); "
 		     "keeping it", w->dir, victim.name, strerror(-err));
@@ -1778,9 +1780,8 @@ static int scan_dir(struct gr_writer *w)
 	 * MANIFEST keeps space reserved for this, see manifest.c), or else
 	 * once there is room, before any other line of the run. */
 	int64_t at = real_ns(w);
-	snprintf(w->start_body, sizeof(w->start_body), "start at=%" PRId64
-		 " pid=%d version=%s boot=%s", at, (int)getpid(),
-		 GPUREC_VERSION, w->boot_id[0] ? w->boot_id : "-");
+	gr_manifest__start_body(w->start_body, sizeof(w->start_body), at,
+				(int)getpid(), GPUREC_VERSION, w->boot_id);
 	while (!err && (err = start_line(w)) && is_full(err) &&
 	       retention_make_room(w))
 		;
@@ -2014,14 +2015,10 @@ int gr_writer__close(struct gr_writer *w)
 		err = writer_stop(w);
 	if (w->mw) {
 		int64_t at = real_ns(w);
-		/* seq= (the last sealed) lets verify see seal lines cut
-		 * from the end of a cleanly stopped run. */
 		int e3 = start_line(w);
 		if (!e3)
-			e3 = gr_manifest_w__append(w->mw, at, w->last_seq,
-					       "stop at=%" PRId64 " events=%"
-					       PRIu64 " seq=%" PRId64, at,
-					       w->st.events, w->last_seq);
+			e3 = gr_manifest_w__stop(w->mw, at, w->last_seq,
+						 w->st.events);
 		if (e3)
 			wlog(w, "cannot append to %s/%s: %s", w->dir,
 			     GR_MANIFEST, strerror(-e3));
