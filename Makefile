@@ -46,7 +46,7 @@ B := build
 STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/summary.c \
              store/manifest.c store/verify.c store/crypto.c store/fss.c \
-             store/walview.c common/parse.c
+             store/walview.c store/scan.c common/parse.c
 QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
              query/aggregates.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \

@@ -35,7 +35,7 @@
 
 #include "query/output.h"
 #include "schema/schema.h"
-#include "store/codec.h"
+#include "store/scan.h"
 #include "store/store.h"
 
 #define STATUS_FILE "status.json"
@@ -92,10 +92,7 @@ struct dstat {
 struct ctx {
 	const struct gr_status_opts *o;
 	sqlite3 *mem;        /* parses status.json (SQLite's JSON) */
-	struct gr_decoder *dec;
-	struct gr_block blk;
-	int64_t *vals[2];    /* decoded drops columns: source, count */
-	uint32_t cap;
+	struct gr_scan *scan; /* decodes the drops tables */
 	int oom;
 };
 
@@ -340,84 +337,91 @@ static void read_recorder(struct ctx *c, struct dstat *d)
 
 /* ---- segments ------------------------------------------------------------ */
 
-static int grow(struct ctx *c, uint32_t n)
+/* Adds one decoded block of drops to d.  Returns 0, or -EILSEQ where a
+ * column is missing. */
+static int add_drops(struct ctx *c, struct dstat *d, const struct gr_dict *dict,
+		     const struct gr_scan_block *b)
 {
-	if (n <= c->cap)
-		return 0;
-	for (int i = 0; i < 2; i++) {
-		int64_t *p = realloc(c->vals[i], (size_t)n * sizeof(int64_t));
-		if (!p)
-			return -ENOMEM;
-		c->vals[i] = p;
+	const int64_t *src = b->v[GR_drops_source], *n = b->v[GR_drops_count];
+	if (!src || !n)
+		return -EILSEQ;
+	for (uint32_t i = 0; i < b->nrows; i++) {
+		uint32_t len;
+		const char *name = gr_dict__str(dict, src[i], &len);
+		add_named(c, &d->drops, &d->ndrops, name ? name : "?", n[i]);
+		d->drops_total = sat_add(d->drops_total, n[i]);
 	}
-	c->cap = n;
 	return 0;
 }
 
 /* Decodes the drops table of an open segment into d->drops. */
 static void scan_drops(struct ctx *c, struct dstat *d, struct gr_segment *s)
 {
+	const char *path = gr_segment__info(s)->path;
+	uint64_t mask = 1ull << GR_drops_source | 1ull << GR_drops_count;
+	struct gr_scan_block b;
 	char *err = NULL;
-	struct gr_blockref b;
 	int rc;
-	int sc = -1, cc = -1;
 
-	if (gr_segment__load_colmap(s, GR_T_drops, &err) ||
-	    gr_segment__load_dict(s, &err) ||
-	    gr_segment__blocks(s, "drops", INT64_MIN, INT64_MAX, &err)) {
-		add_problem(c, d, s->path, err);
+	if (gr_segment__load_dict(s, &err) ||
+	    gr_scan__start(c->scan, s, GR_T_drops, INT64_MIN, INT64_MAX, mask,
+			   &err)) {
+		add_problem(c, d, path, err);
 		free(err);
 		return;
 	}
-	sc = s->colmap[GR_T_drops][GR_drops_source];
-	cc = s->colmap[GR_T_drops][GR_drops_count];
-	while ((rc = gr_segment__next_block(s, &b, &err)) != 0) {
-		int hn;
-		if (rc < 0) {
-			add_problem(c, d, s->path, err);
+	while ((rc = gr_scan__next(c->scan, &b, &err)) != 0) {
+		if (rc == -EIO || rc == -EBUSY || rc == -EBADMSG) {
+			add_problem(c, d, path, err);
 			free(err);
 			err = NULL;
 			if (rc == -EBADMSG)
 				continue;
 			break;
 		}
-		if (sc < 0 || cc < 0 || gr_block__parse(&c->blk, b.payload,
-							 b.len) ||
-		    sc >= c->blk.ncols || cc >= c->blk.ncols ||
-		    grow(c, c->blk.nrows) ||
-		    gr_decoder__column(c->dec, &c->blk, sc, c->vals[0], NULL,
-				       &hn) ||
-		    gr_decoder__column(c->dec, &c->blk, cc, c->vals[1], NULL,
-				       &hn)) {
+		free(err);
+		err = NULL;
+		if (rc < 0 || add_drops(c, d, gr_segment__dict(s), &b)) {
 			char why[128];
 			snprintf(why, sizeof(why), "block %lld of drops does "
 				 "not decode", (long long)b.id);
-			add_problem(c, d, s->path, why);
-			continue;
-		}
-		for (uint32_t i = 0; i < c->blk.nrows; i++) {
-			int64_t id = c->vals[0][i];
-			const char *src = id > 0 && id <= s->ndict ?
-						  s->dict[id] : NULL;
-			add_named(c, &d->drops, &d->ndrops, src ? src : "?",
-				  c->vals[1][i]);
-			d->drops_total = sat_add(d->drops_total,
-						 c->vals[1][i]);
+			add_problem(c, d, path, why);
 		}
 	}
 }
 
 /* Adds one segment's blocks, per table, to d: all of them, or none when
  * the segment cannot be read to the end. */
+struct seg_blocks {
+	struct tstat tab[GR_NTABLES], total;
+	int64_t first, last;
+};
+
+static int add_table_blocks(void *ctx, const struct gr_table_blocks *tb)
+{
+	struct seg_blocks *sb = ctx;
+	int t = gr_table__find(tb->table);
+	struct tstat one = {
+		dbl_count(tb->events), tb->blocks, dbl_count(tb->bytes),
+	};
+	if (t >= 0 && (gr_tables[t].flags & GR_TF_EVENT))
+		sb->tab[t] = one;
+	sb->total.events = sat_add(sb->total.events, one.events);
+	sb->total.blocks = sat_add(sb->total.blocks, one.blocks);
+	sb->total.bytes = sat_add(sb->total.bytes, one.bytes);
+	if (one.events > 0) {
+		sb->first = tb->ts_min < sb->first ? tb->ts_min : sb->first;
+		sb->last = tb->ts_max > sb->last ? tb->ts_max : sb->last;
+	}
+	return 0;
+}
+
 static void scan_segment(struct ctx *c, struct dstat *d,
 			 const struct gr_catalog_seg *cs)
 {
-	struct tstat tab[GR_NTABLES] = { 0 }, total = { 0 };
-	int64_t first = INT64_MAX, last = INT64_MIN;
+	struct seg_blocks sb = { .first = INT64_MAX, .last = INT64_MIN };
 	struct gr_segment *s;
-	sqlite3_stmt *st;
 	char *err = NULL;
-	int rc;
 
 	if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
 		d->unreadable++;
@@ -425,55 +429,28 @@ static void scan_segment(struct ctx *c, struct dstat *d,
 		free(err);
 		return;
 	}
-	/* length(payload) reads the row header only: no payload page. */
-	rc = sqlite3_prepare_v2(s->db, "SELECT tbl, count(*), total(count),"
-				" min(ts_min), max(ts_max),"
-				" total(length(payload)) FROM blocks GROUP BY"
-				" tbl", -1, &st, NULL);
-	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *tbl = (const char *)sqlite3_column_text(st, 0);
-		int t = tbl ? gr_table__find(tbl) : -1;
-		struct tstat one = {
-			dbl_count(sqlite3_column_double(st, 2)),
-			sqlite3_column_int64(st, 1),
-			dbl_count(sqlite3_column_double(st, 5)),
-		};
-		if (t >= 0 && (gr_tables[t].flags & GR_TF_EVENT))
-			tab[t] = one;
-		total.events = sat_add(total.events, one.events);
-		total.blocks = sat_add(total.blocks, one.blocks);
-		total.bytes = sat_add(total.bytes, one.bytes);
-		if (one.events > 0) {
-			int64_t lo = sqlite3_column_int64(st, 3);
-			int64_t hi = sqlite3_column_int64(st, 4);
-			first = lo < first ? lo : first;
-			last = hi > last ? hi : last;
-		}
-		rc = SQLITE_OK;
-	}
-	if (rc != SQLITE_DONE) {
+	if (gr_segment__table_blocks(s, add_table_blocks, &sb, &err)) {
 		char why[512];
 		snprintf(why, sizeof(why), "cannot read its blocks: %s",
-			 sqlite3_errmsg(s->db));
+			 err ? err : "?");
+		free(err);
 		d->unreadable++;
 		add_problem(c, d, cs->path, why);
-		sqlite3_finalize(st);
 		gr_segment__close(s);
 		return;
 	}
-	sqlite3_finalize(st);
-	add_named(c, &d->hosts, &d->nhosts, s->host, 0);
+	add_named(c, &d->hosts, &d->nhosts, gr_segment__info(s)->host, 0);
 	for (int t = 0; t < GR_NTABLES; t++) {
-		d->tab[t].events = sat_add(d->tab[t].events, tab[t].events);
-		d->tab[t].blocks = sat_add(d->tab[t].blocks, tab[t].blocks);
-		d->tab[t].bytes = sat_add(d->tab[t].bytes, tab[t].bytes);
+		d->tab[t].events = sat_add(d->tab[t].events, sb.tab[t].events);
+		d->tab[t].blocks = sat_add(d->tab[t].blocks, sb.tab[t].blocks);
+		d->tab[t].bytes = sat_add(d->tab[t].bytes, sb.tab[t].bytes);
 	}
-	d->total.events = sat_add(d->total.events, total.events);
-	d->total.blocks = sat_add(d->total.blocks, total.blocks);
-	d->total.bytes = sat_add(d->total.bytes, total.bytes);
-	d->first_ns = first < d->first_ns ? first : d->first_ns;
-	d->last_ns = last > d->last_ns ? last : d->last_ns;
-	if (tab[GR_T_drops].blocks)
+	d->total.events = sat_add(d->total.events, sb.total.events);
+	d->total.blocks = sat_add(d->total.blocks, sb.total.blocks);
+	d->total.bytes = sat_add(d->total.bytes, sb.total.bytes);
+	d->first_ns = sb.first < d->first_ns ? sb.first : d->first_ns;
+	d->last_ns = sb.last > d->last_ns ? sb.last : d->last_ns;
+	if (sb.tab[GR_T_drops].blocks)
 		scan_drops(c, d, s);
 	gr_segment__close(s);
 }
@@ -1066,8 +1043,8 @@ int gr_status__print(const struct gr_status_opts *o)
 		}
 	}
 	ds = calloc((size_t)o->ndirs, sizeof(*ds));
-	c.dec = gr_decoder__new();
-	if (!ds || !c.dec ||
+	c.scan = gr_scan__new();
+	if (!ds || !c.scan ||
 	    sqlite3_open_v2(":memory:", &c.mem, SQLITE_OPEN_READWRITE,
 			    NULL) != SQLITE_OK)
 		c.oom = 1;
@@ -1084,10 +1061,7 @@ int gr_status__print(const struct gr_status_opts *o)
 	for (int i = 0; ds && i < o->ndirs; i++)
 		free_dstat(&ds[i]);
 	free(ds);
-	free(c.vals[0]);
-	free(c.vals[1]);
-	gr_block__free(&c.blk);
-	gr_decoder__free(c.dec);
+	gr_scan__free(c.scan);
 	sqlite3_close(c.mem);
 	gr_catalog__free(&cat);
 	return c.oom || rc ? 2 : 0;

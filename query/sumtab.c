@@ -21,6 +21,7 @@
 
 #include "query/sumtab.h"
 #include "store/codec.h"
+#include "store/scan.h"
 #include "store/summary.h"
 
 struct svtab {
@@ -44,12 +45,7 @@ struct scur {
 	uint32_t row;
 	const struct gr_sum_ent *e; /* the current row */
 	struct gr_buf blob;
-	/* Raw decoding scratch. */
-	struct gr_block blk;
-	struct gr_decoder *dec;
-	int64_t *cv[GR_MAX_COLS];
-	uint8_t *cn[GR_MAX_COLS];
-	uint32_t cap;
+	struct gr_scan *scan;       /* reads raw events */
 	int eof;
 };
 
@@ -138,7 +134,7 @@ static int st_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 	if (!c)
 		return SQLITE_NOMEM;
 	c->vt = (struct svtab *)v;
-	if (!(c->acc = gr_sum__new()) || !(c->dec = gr_decoder__new())) {
+	if (!(c->acc = gr_sum__new()) || !(c->scan = gr_scan__new())) {
 		gr_sum__free(c->acc);
 		free(c);
 		return SQLITE_NOMEM;
@@ -151,7 +147,7 @@ static void close_segment(struct scur *c)
 {
 	if (!c->seg)
 		return;
-	sqlite3_exec(c->seg->db, "COMMIT", NULL, NULL, NULL);
+	gr_segment__read_end(c->seg);
 	gr_segment__close(c->seg);
 	c->seg = NULL;
 }
@@ -161,33 +157,10 @@ static int st_close(sqlite3_vtab_cursor *cur)
 	struct scur *c = (struct scur *)cur;
 	close_segment(c);
 	gr_sum__free(c->acc);
-	gr_decoder__free(c->dec);
-	gr_block__free(&c->blk);
+	gr_scan__free(c->scan);
 	gr_buf__free(&c->blob);
-	for (int i = 0; i < GR_MAX_COLS; i++) {
-		free(c->cv[i]);
-		free(c->cn[i]);
-	}
 	free(c);
 	return SQLITE_OK;
-}
-
-static int ensure_cap(struct scur *c, uint32_t n)
-{
-	if (n <= c->cap)
-		return 0;
-	for (int i = 0; i < GR_MAX_COLS; i++) {
-		int64_t *v = realloc(c->cv[i], (size_t)n * sizeof(*v));
-		if (v)
-			c->cv[i] = v;
-		uint8_t *b = realloc(c->cn[i], (size_t)(n + 7) / 8);
-		if (b)
-			c->cn[i] = b;
-		if (!v || !b)
-			return -ENOMEM;
-	}
-	c->cap = n;
-	return 0;
 }
 
 /* Summarizes table t's raw events of the open segment with ts in [a, b]
@@ -195,29 +168,45 @@ static int ensure_cap(struct scur *c, uint32_t n)
 static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 {
 	struct gr_qctx *q = c->vt->q;
-	struct gr_segment *s = c->seg;
+	const char *path = gr_segment__info(c->seg)->path;
 	const struct gr_table *tab = &gr_tables[t];
 	static const char *const need[] = {
 		"ts", "pid", "dur", "api", "ret", "kernel", "grid_x", "grid_y",
 		"grid_z", "block_x", "block_y", "block_z", "kind", "async",
 		"bytes",
 	};
+	uint64_t mask = 0;
+	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
+		int col = gr_table__col(tab, need[k]);
+		if (col >= 0)
+			mask |= 1ull << col;
+	}
 	char *err = NULL;
-	if (gr_segment__load_colmap(s, t, &err) ||
-	    gr_segment__blocks(s, tab->name, a, b, &err)) {
-		gr_vtab__warn(q, c->si, "%s: %s", s->path,
+	if (gr_scan__start(c->scan, c->seg, t, a, b, mask, &err)) {
+		gr_vtab__warn(q, c->si, "%s: %s", path,
 			      err ? err : "cannot read");
 		free(err);
 		return 0;
 	}
 	for (;;) {
-		struct gr_blockref br;
-		int rc = gr_segment__next_block(s, &br, &err);
+		struct gr_scan_block blk;
+		int rc = gr_scan__next(c->scan, &blk, &err);
 		if (rc == 0)
 			return 0;
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc == -EPROTO || rc == -EILSEQ) {
+			gr_vtab__warn(q, c->si, "%s: block %lld %s, skipped",
+				      path, (long long)blk.id,
+				      rc == -EPROTO ? "is malformed" :
+				      "does not decode");
+			free(err);
+			err = NULL;
+			continue;
+		}
 		if (rc < 0) {
 			gr_vtab__warn(q, rc == -EBADMSG ? -1 : c->si,
-				      "%s: %s%s", s->path, err,
+				      "%s: %s%s", path, err ? err : "?",
 				      rc == -EBADMSG ? ", skipped" : "");
 			free(err);
 			err = NULL;
@@ -225,35 +214,10 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 				continue;
 			return 0;
 		}
-		if (gr_block__parse(&c->blk, br.payload, br.len) ||
-		    c->blk.nrows != (uint64_t)br.count) {
-			gr_vtab__warn(q, c->si,
-				      "%s: block %lld is malformed, skipped",
-				      s->path, (long long)br.id);
-			continue;
-		}
-		if (ensure_cap(c, c->blk.nrows))
-			return -ENOMEM;
-		struct gr_sum_rows rows = { .t = t, .n = c->blk.nrows };
-		int bad = 0;
-		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
-			int col = gr_table__col(tab, need[k]), has_nulls = 0;
-			int sc = col >= 0 ? s->colmap[t][col] : -1;
-			if (sc < 0 || sc >= c->blk.ncols)
-				continue;
-			if (gr_decoder__column(c->dec, &c->blk, sc, c->cv[col],
-					       c->cn[col], &has_nulls)) {
-				bad = 1;
-				break;
-			}
-			rows.v[col] = c->cv[col];
-			rows.nulls[col] = has_nulls ? c->cn[col] : NULL;
-		}
-		if (bad) {
-			gr_vtab__warn(q, c->si,
-				      "%s: block %lld does not decode, skipped",
-				      s->path, (long long)br.id);
-			continue;
+		struct gr_sum_rows rows = { .t = t, .n = blk.nrows };
+		for (int col = 0; col < tab->ncols; col++) {
+			rows.v[col] = blk.v[col];
+			rows.nulls[col] = blk.nulls[col];
 		}
 		q->blocks_read++;
 		if (gr_sum__add(c->acc, &rows, a, b,
@@ -284,63 +248,33 @@ static int add_raw_kind(struct scur *c, int64_t a, int64_t b)
  * [m0, m1].  Returns the number of rows, or -ENOMEM. */
 static int add_stored(struct scur *c, int64_t m0, int64_t m1)
 {
-	sqlite3_stmt *st;
-	const char *sql = c->has_pid ?
-		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
-		"AND ?3 AND pid = ?4" :
-		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
-		"AND ?3";
-	if (sqlite3_prepare_v2(c->seg->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		gr_vtab__warn(c->vt->q, c->si, "%s: summaries: %s", c->seg->path,
-		      sqlite3_errmsg(c->seg->db));
+	const char *path = gr_segment__info(c->seg)->path;
+	char *err = NULL;
+	int malformed;
+	int rc = gr_sum__load(c->acc, c->seg, c->vt->kind, m0, m1,
+			      c->has_pid ? &c->pid : NULL, &malformed, &err);
+	if (rc == -EIO) {
+		gr_vtab__warn(c->vt->q, c->si, "%s: summaries: %s", path,
+			      err ? err : "?");
+		free(err);
 		return 0;
 	}
-	sqlite3_bind_int(st, 1, c->vt->kind);
-	sqlite3_bind_int64(st, 2, m0);
-	sqlite3_bind_int64(st, 3, m1);
-	if (c->has_pid)
-		sqlite3_bind_int64(st, 4, c->pid);
-	int rc = 0, rows = 0;
-	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		rows++;
-		rc = gr_sum__put_row(c->acc, st);
-		if (rc == -EINVAL) {
-			gr_vtab__warn(c->vt->q, c->si, "%s: a summary histogram is "
-			      "malformed", c->seg->path);
-			rc = 0;
-		}
-	}
-	sqlite3_finalize(st);
-	return rc ? rc : rows;
-}
-
-static int has_summary(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int yes = 0;
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE "
-			       "name = 'summary'", -1, &st, NULL) == SQLITE_OK) {
-		yes = sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-	}
-	return yes;
+	for (int i = 0; i < malformed; i++)
+		gr_vtab__warn(c->vt->q, c->si, "%s: a summary histogram is "
+			      "malformed", path);
+	return rc;
 }
 
 /* The open segment's event span, from its blocks. */
-static void span_of(sqlite3 *db, int64_t *s0, int64_t *s1)
+static void span_of(struct gr_segment *s, int64_t *s0, int64_t *s1)
 {
-	sqlite3_stmt *st;
-	*s0 = INT64_MIN;
-	*s1 = INT64_MAX;
-	if (sqlite3_prepare_v2(db, "SELECT min(ts_min), max(ts_max) FROM "
-			       "blocks", -1, &st, NULL) != SQLITE_OK)
-		return;
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
-		*s0 = sqlite3_column_int64(st, 0);
-		*s1 = sqlite3_column_int64(st, 1);
+	int64_t events;
+	char *err = NULL;
+	if (gr_segment__span(s, s0, s1, &events, &err) <= 0) {
+		*s0 = INT64_MIN;
+		*s1 = INT64_MAX;
 	}
-	sqlite3_finalize(st);
+	free(err);
 }
 
 static int64_t floor_minute(int64_t ts)
@@ -355,14 +289,15 @@ static int load_segment(struct scur *c)
 	const int64_t M = GR_SUM_MINUTE_NS;
 	int64_t lo = c->lo, hi = c->hi, s0, s1;
 	int rc;
-	span_of(c->seg->db, &s0, &s1);
+	span_of(c->seg, &s0, &s1);
 	if (s0 > hi || s1 < lo)
 		return 0;
-	if (!has_summary(c->seg->db))
+	if (!gr_sum__stored(c->seg))
 		return add_raw_kind(c, lo, hi);
 	/* A sealed segment has whole-segment rows (one written by an older
 	 * gpurec, or sealed after a crash, may not: minute rows then). */
-	if (!c->want_minute && s0 >= lo && s1 <= hi && c->seg->sealed &&
+	if (!c->want_minute && s0 >= lo && s1 <= hi &&
+	    gr_segment__info(c->seg)->sealed &&
 	    (rc = add_stored(c, GR_SUM_SEGMENT, GR_SUM_SEGMENT)))
 		return rc < 0 ? rc : 0;
 	/* Minute rows start at 0 (GR_SUM_SEGMENT is -1): times before 1970
@@ -403,12 +338,12 @@ static int next_segment(struct scur *c)
 		struct gr_segment *s = c->seg;
 		if (gr_segment__load_dict(s, &err)) {
 			gr_vtab__warn(q, c->si, "skipping %s: dictionary: %s",
-				      s->path, err);
+				      gr_segment__info(s)->path, err);
 			free(err);
 			close_segment(c);
 			continue;
 		}
-		sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+		gr_segment__read_begin(s);
 		gr_sum__reset(c->acc);
 		int rc = load_segment(c);
 		if (rc)
@@ -527,12 +462,13 @@ static int st_eof(sqlite3_vtab_cursor *cur)
 static void result_str(struct scur *c, sqlite3_context *ctx, int64_t id,
 		       int null)
 {
-	const struct gr_segment *s = c->seg;
-	if (null || id <= 0 || (uint64_t)id > s->ndict || !s->dict[id])
+	uint32_t len;
+	const char *str = null ? NULL :
+		gr_dict__str(gr_segment__dict(c->seg), id, &len);
+	if (!str)
 		sqlite3_result_null(ctx);
 	else
-		sqlite3_result_text(ctx, s->dict[id], (int)s->dict_len[id],
-				    SQLITE_TRANSIENT);
+		sqlite3_result_text(ctx, str, (int)len, SQLITE_TRANSIENT);
 }
 
 static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
@@ -547,7 +483,8 @@ static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 	else if (!strcmp(name, "ts_last"))
 		sqlite3_result_int64(ctx, e->ts_max);
 	else if (!strcmp(name, "host"))
-		sqlite3_result_text(ctx, c->seg->host, -1, SQLITE_TRANSIENT);
+		sqlite3_result_text(ctx, gr_segment__info(c->seg)->host, -1,
+				    SQLITE_TRANSIENT);
 	else if (!strcmp(name, "minute")) {
 		if (e->minute == GR_SUM_SEGMENT)
 			sqlite3_result_null(ctx);

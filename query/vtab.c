@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "query/vtab.h"
-#include "store/codec.h"
+#include "store/scan.h"
 
 #define MAX_FILTERS 32
 
@@ -51,12 +51,6 @@ struct grouped;
 static void grouped_free(struct grouped *g);
 static void grouped_segment_gone(struct grouped *g);
 
-struct retired {
-	const char **dict;
-	uint32_t *dict_len;
-	char *dict_arena;
-};
-
 struct cursor {
 	sqlite3_vtab_cursor base;
 	struct vtab *vt;
@@ -71,16 +65,15 @@ struct cursor {
 	int si;                       /* catalog segment index */
 	struct gr_segment *seg;
 	int seg_has_str;
-	struct retired *retired;
+	const struct gr_dict *dict;   /* the segment's, once loaded */
+	struct gr_dict **retired;     /* dictionaries of segments passed */
 	int nretired, retired_cap;
 
-	struct gr_block blk;
-	struct gr_decoder *dec;
-	int64_t *cv[GR_MAX_COLS];
-	uint8_t *cn[GR_MAX_COLS];     /* null bitmaps */
-	int chn[GR_MAX_COLS];         /* has nulls */
+	struct gr_scan *scan;
+	/* The current block's columns, by column of the table. */
+	const int64_t *cv[GR_MAX_COLS];
+	const uint8_t *cn[GR_MAX_COLS]; /* null bitmaps, NULL: no nulls */
 	int cmissing[GR_MAX_COLS];    /* column absent from this segment */
-	uint32_t cap;
 	uint32_t row, nrows;
 	int64_t block_id;             /* of the current block in its segment */
 	int eof;
@@ -238,7 +231,7 @@ static int vt_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 		return SQLITE_NOMEM;
 	memset(c, 0, sizeof(*c));
 	c->vt = (struct vtab *)v;
-	if (!(c->dec = gr_decoder__new())) {
+	if (!(c->scan = gr_scan__new())) {
 		sqlite3_free(c);
 		return SQLITE_NOMEM;
 	}
@@ -255,7 +248,8 @@ static void retire_segment(struct cursor *c)
 	 * may be allocated at the same address. */
 	if (c->g)
 		grouped_segment_gone(c->g);
-	if (s->dict_loaded) {
+	struct gr_dict *d = gr_segment__take_dict(s);
+	if (d) {
 		if (c->nretired == c->retired_cap) {
 			int cap = c->retired_cap ? c->retired_cap * 2 : 16;
 			void *p = realloc(c->retired, (size_t)cap *
@@ -265,25 +259,20 @@ static void retire_segment(struct cursor *c)
 				c->retired_cap = cap;
 			}
 		}
-		if (c->nretired < c->retired_cap) {
-			c->retired[c->nretired++] = (struct retired){
-				s->dict, s->dict_len, s->dict_arena };
-			s->dict = NULL;
-			s->dict_len = NULL;
-			s->dict_arena = NULL;
-		}
+		if (c->nretired < c->retired_cap)
+			c->retired[c->nretired++] = d;
+		else
+			gr_dict__free(d);
 	}
 	gr_segment__close(s);
 	c->seg = NULL;
+	c->dict = NULL;
 }
 
 static void free_retired(struct cursor *c)
 {
-	for (int i = 0; i < c->nretired; i++) {
-		free(c->retired[i].dict);
-		free(c->retired[i].dict_len);
-		free(c->retired[i].dict_arena);
-	}
+	for (int i = 0; i < c->nretired; i++)
+		gr_dict__free(c->retired[i]);
 	c->nretired = 0;
 }
 
@@ -294,35 +283,9 @@ static int vt_close(sqlite3_vtab_cursor *cur)
 	free_retired(c);
 	free(c->retired);
 	grouped_free(c->g);
-	gr_block__free(&c->blk);
-	gr_decoder__free(c->dec);
-	for (int i = 0; i < GR_MAX_COLS; i++) {
-		free(c->cv[i]);
-		free(c->cn[i]);
-	}
+	gr_scan__free(c->scan);
 	sqlite3_free(c);
 	return SQLITE_OK;
-}
-
-static int ensure_cap(struct cursor *c, uint32_t n)
-{
-	if (n <= c->cap)
-		return 0;
-	const struct gr_table *tab = &gr_tables[c->vt->t];
-	for (int i = 0; i < tab->ncols; i++) {
-		if (!(c->need >> i & 1))
-			continue;
-		int64_t *v = realloc(c->cv[i], (size_t)n * sizeof(int64_t));
-		if (v)
-			c->cv[i] = v;
-		uint8_t *b = realloc(c->cn[i], (n + 7) / 8);
-		if (b)
-			c->cn[i] = b;
-		if (!v || !b)
-			return -ENOMEM;
-	}
-	c->cap = n;
-	return 0;
 }
 
 /* Opens the next segment of the current member that may hold rows.
@@ -350,12 +313,25 @@ int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 		return 0;
 	}
 	q->segments_opened++;
-	if (host && strcmp(s->host, host) != 0) {
+	if (host && strcmp(gr_segment__info(s)->host, host) != 0) {
 		gr_segment__close(s);
 		return 0;
 	}
 	*out = s;
 	return 1;
+}
+
+/* The columns of member m that the scan needs decoded. */
+static uint64_t member_mask(const struct cursor *c, int m)
+{
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	uint64_t mask = 0;
+	for (int i = 0; i < tab->ncols; i++) {
+		int mc = c->vt->memcol[m][i];
+		if ((c->need >> i & 1) && mc >= 0)
+			mask |= 1ull << mc;
+	}
+	return mask;
 }
 
 static int next_segment(struct cursor *c)
@@ -370,11 +346,10 @@ static int next_segment(struct cursor *c)
 		if (!gr_vtab__open_segment(q, c->si, c->lo, c->hi, host,
 					   &c->seg))
 			continue;
-		if (gr_segment__load_colmap(c->seg, m, &err) ||
-		    gr_segment__blocks(c->seg, gr_tables[m].name, c->lo, c->hi,
-				       &err)) {
+		if (gr_scan__start(c->scan, c->seg, m, c->lo, c->hi,
+				   member_mask(c, m), &err)) {
 			gr_vtab__warn(q, c->si, "skipping %s: %s",
-				      c->seg->path, err);
+				      gr_segment__info(c->seg)->path, err);
 			free(err);
 			retire_segment(c);
 			continue;
@@ -384,14 +359,57 @@ static int next_segment(struct cursor *c)
 	return 0;
 }
 
+/* Warns about a block the scan skipped, or a segment it gave up on.
+ * Returns 1 to go on with the segment, 0 to leave it. */
+static int scan_warn(struct cursor *c, int rc, const struct gr_scan_block *b,
+		     char *err)
+{
+	struct gr_qctx *q = c->vt->q;
+	const char *path = gr_segment__info(c->seg)->path;
+	int more = 1;
+	switch (rc) {
+	case -EBADMSG: /* each bad block warns (si -1: not once per file) */
+		gr_vtab__warn(q, -1, "%s: %s, skipped", path, err);
+		break;
+	case -EPROTO:
+		gr_vtab__warn(q, c->si, "%s: block %lld is malformed, skipped",
+			      path, (long long)b->id);
+		break;
+	case -ENOENT:
+		gr_vtab__warn(q, c->si, "%s: dictionary: %s", path, err);
+		/* fall through */
+	case -EILSEQ:
+		gr_vtab__warn(q, c->si,
+			      "%s: block %lld does not decode, skipped", path,
+			      (long long)b->id);
+		break;
+	default:
+		gr_vtab__warn(q, c->si, "%s: %s", path, err);
+		more = 0;
+	}
+	free(err);
+	return more;
+}
+
+/* Points the cursor's columns at block b of member m. */
+static void block_columns(struct cursor *c, int m,
+			  const struct gr_scan_block *b)
+{
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	for (int i = 0; i < tab->ncols; i++) {
+		if (!(c->need >> i & 1) || tab->cols[i].type == GR_HOST)
+			continue;
+		int mc = c->vt->memcol[m][i];
+		c->cv[i] = mc >= 0 ? b->v[mc] : NULL;
+		c->cn[i] = mc >= 0 ? b->nulls[mc] : NULL;
+		c->cmissing[i] = !c->cv[i];
+	}
+}
+
 /* Decodes the next block with rows.  Returns 1, 0 at the end of the scan,
  * or -ENOMEM. */
 static int next_block(struct cursor *c)
 {
-	struct gr_qctx *q = c->vt->q;
-	const struct gr_table *tab = &gr_tables[c->vt->t];
-	char *err = NULL;
-
 	for (;;) {
 		if (!c->seg) {
 			int rc = next_segment(c);
@@ -404,65 +422,25 @@ static int next_block(struct cursor *c)
 				continue;
 			}
 		}
-		struct gr_blockref b;
-		int rc = gr_segment__next_block(c->seg, &b, &err);
+		struct gr_scan_block b;
+		char *err = NULL;
+		int rc = gr_scan__next(c->scan, &b, &err);
 		if (rc == 0) {
 			retire_segment(c);
 			continue;
 		}
+		if (rc == -ENOMEM)
+			return rc;
 		if (rc < 0) {
-			char *path = c->seg->path;
-			if (rc == -EBADMSG) {
-				/* Each bad block warns (si -1: not once per
-				 * file). */
-				gr_vtab__warn(q, -1, "%s: %s, skipped", path,
-					      err);
-				free(err);
-				continue;
-			}
-			gr_vtab__warn(q, c->si, "%s: %s", path, err);
-			free(err);
-			retire_segment(c);
+			if (!scan_warn(c, rc, &b, err))
+				retire_segment(c);
 			continue;
 		}
-		if (gr_block__parse(&c->blk, b.payload, b.len) ||
-		    c->blk.nrows != (uint64_t)b.count) {
-			gr_vtab__warn(q, c->si,
-				      "%s: block %lld is malformed, skipped",
-				      c->seg->path, (long long)b.id);
-			continue;
-		}
-		if (ensure_cap(c, c->blk.nrows))
-			return -ENOMEM;
-		int m = c->vt->members[c->mi], bad = 0;
-		for (int i = 0; i < tab->ncols && !bad; i++) {
-			if (!(c->need >> i & 1) || tab->cols[i].type == GR_HOST)
-				continue;
-			int mc = c->vt->memcol[m][i];
-			int sc = mc >= 0 ? c->seg->colmap[m][mc] : -1;
-			c->cmissing[i] = sc < 0 || sc >= c->blk.ncols;
-			if (c->cmissing[i])
-				continue;
-			if (gr_decoder__column(c->dec, &c->blk, sc, c->cv[i],
-					       c->cn[i], &c->chn[i]))
-				bad = 1;
-			if (tab->cols[i].type == GR_STR && !c->seg->dict_loaded &&
-			    gr_segment__load_dict(c->seg, &err)) {
-				gr_vtab__warn(q, c->si, "%s: dictionary: %s",
-					      c->seg->path, err);
-				free(err);
-				bad = 1;
-			}
-		}
-		if (bad) {
-			gr_vtab__warn(q, c->si,
-				      "%s: block %lld does not decode, skipped",
-				      c->seg->path, (long long)b.id);
-			continue;
-		}
-		q->blocks_read++;
+		block_columns(c, c->vt->members[c->mi], &b);
+		c->dict = gr_segment__dict(c->seg);
+		c->vt->q->blocks_read++;
 		c->block_id = b.id;
-		c->nrows = c->blk.nrows;
+		c->nrows = b.nrows;
 		c->row = 0;
 		return 1;
 	}
@@ -474,7 +452,7 @@ static inline int row_passes(struct cursor *c, uint32_t r)
 		const struct filt *f = &c->f[i];
 		if (c->cmissing[f->col])
 			return 0;
-		if (c->chn[f->col] && (c->cn[f->col][r >> 3] >> (r & 7)) & 1)
+		if (c->cn[f->col] && (c->cn[f->col][r >> 3] >> (r & 7)) & 1)
 			return 0;
 		int64_t v = c->cv[f->col][r];
 		switch (f->op) {
@@ -733,13 +711,14 @@ static int gmap_segment(struct cursor *c, struct grouped *g)
 		return 0;
 	g->lmap_seg = s;
 	if (gr_tables[c->vt->t].cols[g->col].type == GR_HOST) {
-		g->host_gid = gmap_get(g, 0, s->host, (uint32_t)strlen(s->host));
+		const char *host = gr_segment__info(s)->host;
+		g->host_gid = gmap_get(g, 0, host, (uint32_t)strlen(host));
 		return g->host_gid ? 0 : -ENOMEM;
 	}
 	if (!g->is_text)
 		return 0;
 	free(g->lmap);
-	g->lmap_n = s->ndict + 1;
+	g->lmap_n = (c->dict ? c->dict->n : 0) + 1;
 	g->lmap = calloc(g->lmap_n, sizeof(*g->lmap));
 	return g->lmap ? 0 : -ENOMEM;
 }
@@ -754,18 +733,20 @@ static int64_t row_gid(struct cursor *c, struct grouped *g, uint32_t r)
 	if (ty == GR_HOST)
 		return g->host_gid;
 	if (c->cmissing[col] ||
-	    (c->chn[col] && (c->cn[col][r >> 3] >> (r & 7)) & 1))
+	    (c->cn[col] && (c->cn[col][r >> 3] >> (r & 7)) & 1))
 		return 0;
 	int64_t v = c->cv[col][r];
 	if (ty != GR_STR) {
 		uint32_t id = gmap_get(g, v, NULL, 0);
 		return id ? (int64_t)id : -ENOMEM;
 	}
-	const struct gr_segment *s = c->seg;
-	if (v <= 0 || (uint64_t)v >= g->lmap_n || !s->dict[v])
+	uint32_t len;
+	const char *str = (uint64_t)v < g->lmap_n ?
+		gr_dict__str(c->dict, v, &len) : NULL;
+	if (!str)
 		return 0; /* an id the dictionary lacks reads as NULL */
 	if (!g->lmap[v]) {
-		g->lmap[v] = gmap_get(g, 0, s->dict[v], s->dict_len[v]);
+		g->lmap[v] = gmap_get(g, 0, str, len);
 		if (!g->lmap[v])
 			return -ENOMEM;
 	}
@@ -936,26 +917,27 @@ static int grouped_fill_batch(struct cursor *c, struct grouped *g, int p)
 			int64_t v;
 			enum gr_coltype ty = tab->cols[i].type;
 			int isnull = ty != GR_HOST && (c->cmissing[i] ||
-				(c->chn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1));
+				(c->cn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1));
 			if (isnull) {
 				g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
 				continue;
 			}
 			if (ty == GR_HOST) {
-				v = gmap_get(g, 0, c->seg->host,
-					     (uint32_t)strlen(c->seg->host));
+				const char *host =
+					gr_segment__info(c->seg)->host;
+				v = gmap_get(g, 0, host,
+					     (uint32_t)strlen(host));
 			} else if (ty == GR_STR) {
 				/* Text columns hold gids: the strings outlive
 				 * the segment. */
-				const struct gr_segment *s = c->seg;
-				int64_t lid = c->cv[i][r];
-				if (lid <= 0 || (uint64_t)lid > s->ndict ||
-				    !s->dict[lid]) {
+				uint32_t len;
+				const char *str = gr_dict__str(c->dict,
+							c->cv[i][r], &len);
+				if (!str) {
 					g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
 					continue;
 				}
-				v = gmap_get(g, 0, s->dict[lid],
-					     s->dict_len[lid]);
+				v = gmap_get(g, 0, str, len);
 			} else {
 				v = c->cv[i][r];
 			}
@@ -1101,7 +1083,6 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		c->need |= 1ull << c->f[i].col;
 	if (group_col >= 0)
 		c->need |= 1ull << group_col;
-	c->cap = 0; /* need may have grown: reallocate lazily */
 	c->eof = 0;
 	scan_restart(c);
 	if (c->never || c->lo > c->hi) {
@@ -1163,7 +1144,8 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		return SQLITE_OK;
 	}
 	if (tab->cols[i].type == GR_HOST) {
-		sqlite3_result_text(ctx, c->seg->host, -1, SQLITE_TRANSIENT);
+		sqlite3_result_text(ctx, gr_segment__info(c->seg)->host, -1,
+				    SQLITE_TRANSIENT);
 		return SQLITE_OK;
 	}
 	if (!(c->need >> i & 1)) {
@@ -1172,13 +1154,14 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		return SQLITE_ERROR;
 	}
 	if (c->cmissing[i] ||
-	    (c->chn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1))
+	    (c->cn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1))
 		return SQLITE_OK; /* NULL */
 	int64_t v = c->cv[i][r];
 	if (tab->cols[i].type == GR_STR) {
-		const struct gr_segment *s = c->seg;
-		if (v > 0 && (uint64_t)v <= s->ndict && s->dict[v])
-			sqlite3_result_text(ctx, s->dict[v], (int)s->dict_len[v],
+		uint32_t len;
+		const char *str = gr_dict__str(c->dict, v, &len);
+		if (str)
+			sqlite3_result_text(ctx, str, (int)len,
 					    SQLITE_TRANSIENT);
 		return SQLITE_OK;
 	}
@@ -1277,7 +1260,8 @@ static void sv_load(struct segcur *c)
 			free(err);
 			err = NULL;
 		}
-		if (c->q->host && c->seg && strcmp(c->seg->host, c->q->host)) {
+		if (c->q->host && c->seg &&
+		    strcmp(gr_segment__info(c->seg)->host, c->q->host)) {
 			gr_segment__close(c->seg);
 			c->seg = NULL;
 			continue;
@@ -1310,11 +1294,41 @@ static int sv_eof(sqlite3_vtab_cursor *cur)
 	return c->i >= c->q->cat.nsegs;
 }
 
+/* start_ts, end_ts or events (column i): from the manifest, a sealed
+ * segment's metadata, or the open segment's blocks. */
+static void sv_span(sqlite3_context *ctx, const struct gr_catalog_seg *cs,
+		    struct gr_segment *seg, int i)
+{
+	const struct gr_segment_info *s = seg ? gr_segment__info(seg) : NULL;
+	int64_t v;
+	if (cs->m) {
+		v = i == GR_segments_start_ts ? cs->m->start_ts :
+		    i == GR_segments_end_ts ? cs->m->end_ts :
+		    (int64_t)cs->m->events;
+	} else if (s && s->sealed) {
+		v = i == GR_segments_start_ts ? s->start_ts :
+		    i == GR_segments_end_ts ? s->end_ts : s->events;
+	} else if (s) {
+		/* The open segment: ask its blocks. */
+		int64_t lo, hi, n;
+		char *err = NULL;
+		int rc = gr_segment__span(seg, &lo, &hi, &n, &err);
+		free(err);
+		if (rc < 0 || (rc == 0 && i != GR_segments_events))
+			return; /* NULL */
+		v = i == GR_segments_start_ts ? lo :
+		    i == GR_segments_end_ts ? hi : n;
+	} else {
+		return;
+	}
+	sqlite3_result_int64(ctx, v);
+}
+
 static int sv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 {
 	struct segcur *c = (struct segcur *)cur;
 	const struct gr_catalog_seg *cs = &c->q->cat.segs[c->i];
-	const struct gr_segment *s = c->seg;
+	const struct gr_segment_info *s = c->seg ? gr_segment__info(c->seg) : NULL;
 	switch (i) {
 	case GR_segments_host:
 		if (s)
@@ -1328,36 +1342,9 @@ static int sv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		break;
 	case GR_segments_start_ts:
 	case GR_segments_end_ts:
-	case GR_segments_events: {
-		int64_t v;
-		if (cs->m)
-			v = i == GR_segments_start_ts ? cs->m->start_ts :
-			    i == GR_segments_end_ts ? cs->m->end_ts :
-			    (int64_t)cs->m->events;
-		else if (s && s->sealed)
-			v = i == GR_segments_start_ts ? s->start_ts :
-			    i == GR_segments_end_ts ? s->end_ts : s->events;
-		else if (s) {
-			/* The open segment: ask its blocks. */
-			sqlite3_stmt *st;
-			const char *sql = i == GR_segments_start_ts ?
-				"SELECT min(ts_min) FROM blocks" :
-				i == GR_segments_end_ts ?
-				"SELECT max(ts_max) FROM blocks" :
-				"SELECT total(count) FROM blocks";
-			if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL))
-				break;
-			if (sqlite3_step(st) == SQLITE_ROW &&
-			    sqlite3_column_type(st, 0) != SQLITE_NULL)
-				sqlite3_result_int64(ctx,
-						     sqlite3_column_int64(st, 0));
-			sqlite3_finalize(st);
-			break;
-		} else
-			break;
-		sqlite3_result_int64(ctx, v);
+	case GR_segments_events:
+		sv_span(ctx, cs, c->seg, i);
 		break;
-	}
 	case GR_segments_bytes:
 		sqlite3_result_int64(ctx, (sqlite3_int64)cs->bytes);
 		break;

@@ -23,7 +23,7 @@
 #include <sys/sysmacros.h>
 
 #include "store/codec.h"
-#include "store/store.h"
+#include "store/segment.h"
 #include "store/walview.h"
 
 static char *fmt_err(const char *fmt, ...)
@@ -221,7 +221,7 @@ int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 
 	*out = NULL;
 	*err = NULL;
-	if (!s || !(s->path = strdup(path)))
+	if (!s || !(s->info.path = strdup(path)))
 		goto nomem;
 	memset(s->colmap, -1, sizeof(s->colmap));
 	if (!immutable && !seg_writer_live(path)) {
@@ -270,20 +270,20 @@ opened:
 					     "not a gpurec segment");
 		goto fail;
 	}
-	s->schema_version = (int)meta_int(db, "schema_version", &rc);
-	s->sealed = (int)meta_int(db, "sealed", &r2);
+	s->info.schema_version = (int)meta_int(db, "schema_version", &rc);
+	s->info.sealed = (int)meta_int(db, "sealed", &r2);
 	rc |= r2;
-	s->start_ts = meta_int(db, "start_ts", &r2);
+	s->info.start_ts = meta_int(db, "start_ts", &r2);
 	rc |= r2;
-	s->end_ts = meta_int(db, "end_ts", &r2);
+	s->info.end_ts = meta_int(db, "end_ts", &r2);
 	rc |= r2;
-	s->events = meta_int(db, "events", &r2);
+	s->info.events = meta_int(db, "events", &r2);
 	rc |= r2;
-	rc |= meta_text(db, "host", &s->host);
-	rc |= meta_text(db, "prev_sha256", &s->prev_sha256);
-	s->seq = meta_int(db, "seq", &r2);
+	rc |= meta_text(db, "host", &s->info.host);
+	rc |= meta_text(db, "prev_sha256", &s->info.prev_sha256);
+	s->info.seq = meta_int(db, "seq", &r2);
 	rc |= r2;
-	if (rc != SQLITE_OK || !s->host) {
+	if (rc != SQLITE_OK || !s->info.host) {
 		*err = fmt_err("%s", rc != SQLITE_OK ? sqlite3_errmsg(db) :
 					     "metadata lacks host");
 		goto fail;
@@ -315,12 +315,10 @@ void gr_segment__close(struct gr_segment *s)
 		return;
 	sqlite3_finalize(s->blocks_stmt);
 	sqlite3_close(s->db);
-	free(s->dict);
-	free(s->dict_len);
-	free(s->dict_arena);
-	free(s->path);
-	free(s->host);
-	free(s->prev_sha256);
+	gr_dict__free(s->dict);
+	free(s->info.path);
+	free(s->info.host);
+	free(s->info.prev_sha256);
 	free(s);
 }
 
@@ -353,18 +351,24 @@ int gr_segment__load_colmap(struct gr_segment *s, int t, char **err)
 	return 0;
 }
 
-int gr_segment__load_dict(struct gr_segment *s, char **err)
+void gr_dict__free(struct gr_dict *d)
+{
+	if (!d)
+		return;
+	free(d->s);
+	free(d->len);
+	free(d->arena);
+	free(d);
+}
+
+/* The highest id and the bytes of all strings, to size the arena. */
+static int dict_size(sqlite3 *db, uint32_t *maxid, size_t *bytes, char **err)
 {
 	sqlite3_stmt *st;
 	int rc;
-	uint32_t maxid = 0;
-	size_t bytes = 0;
-
-	if (s->dict_loaded)
-		return 0;
-	if (sqlite3_prepare_v2(s->db, "SELECT max(id), sum(length(CAST(s AS "
-				      "BLOB))) FROM dict", -1, &st, NULL)) {
-		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+	if (sqlite3_prepare_v2(db, "SELECT max(id), sum(length(CAST(s AS "
+				   "BLOB))) FROM dict", -1, &st, NULL)) {
+		*err = fmt_err("%s", sqlite3_errmsg(db));
 		return -EINVAL;
 	}
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -375,23 +379,42 @@ int gr_segment__load_dict(struct gr_segment *s, char **err)
 				       (long long)m);
 			return -EINVAL;
 		}
-		maxid = (uint32_t)m;
-		bytes = (size_t)sqlite3_column_int64(st, 1);
+		*maxid = (uint32_t)m;
+		*bytes = (size_t)sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW) {
-		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		*err = fmt_err("%s", sqlite3_errmsg(db));
 		return -EINVAL;
 	}
-	s->dict = calloc((size_t)maxid + 1, sizeof(*s->dict));
-	s->dict_len = calloc((size_t)maxid + 1, sizeof(*s->dict_len));
-	s->dict_arena = malloc(bytes + maxid + 1);
-	if (!s->dict || !s->dict_len || !s->dict_arena) {
+	return 0;
+}
+
+int gr_segment__load_dict(struct gr_segment *s, char **err)
+{
+	sqlite3_stmt *st;
+	int rc;
+	uint32_t maxid = 0;
+	size_t bytes = 0;
+
+	if (s->dict)
+		return 0;
+	if ((rc = dict_size(s->db, &maxid, &bytes, err)))
+		return rc;
+	struct gr_dict *d = calloc(1, sizeof(*d));
+	if (d) {
+		d->s = calloc((size_t)maxid + 1, sizeof(*d->s));
+		d->len = calloc((size_t)maxid + 1, sizeof(*d->len));
+		d->arena = malloc(bytes + maxid + 1);
+	}
+	if (!d || !d->s || !d->len || !d->arena) {
+		gr_dict__free(d);
 		*err = fmt_err("out of memory loading the dictionary");
 		return -ENOMEM;
 	}
-	s->ndict = maxid;
+	d->n = maxid;
 	if (sqlite3_prepare_v2(s->db, "SELECT id, s FROM dict", -1, &st, NULL)) {
+		gr_dict__free(d);
 		*err = fmt_err("%s", sqlite3_errmsg(s->db));
 		return -EINVAL;
 	}
@@ -402,18 +425,108 @@ int gr_segment__load_dict(struct gr_segment *s, char **err)
 		size_t n = (size_t)sqlite3_column_bytes(st, 1);
 		if (id <= 0 || id > maxid || !t || off + n + 1 > bytes + maxid + 1)
 			continue;
-		memcpy(s->dict_arena + off, t, n + 1);
-		s->dict[id] = s->dict_arena + off;
-		s->dict_len[id] = (uint32_t)n;
+		memcpy(d->arena + off, t, n + 1);
+		d->s[id] = d->arena + off;
+		d->len[id] = (uint32_t)n;
 		off += n + 1;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
+		gr_dict__free(d);
 		*err = fmt_err("%s", sqlite3_errmsg(s->db));
 		return -EINVAL;
 	}
-	s->dict_loaded = 1;
+	s->dict = d;
 	return 0;
+}
+
+const struct gr_dict *gr_segment__dict(const struct gr_segment *s)
+{
+	return s->dict;
+}
+
+struct gr_dict *gr_segment__take_dict(struct gr_segment *s)
+{
+	struct gr_dict *d = s->dict;
+	s->dict = NULL;
+	return d;
+}
+
+const struct gr_segment_info *gr_segment__info(const struct gr_segment *s)
+{
+	return &s->info;
+}
+
+int gr_segment__span(struct gr_segment *s, int64_t *ts_min, int64_t *ts_max,
+		     int64_t *events, char **err)
+{
+	sqlite3_stmt *st;
+	int rc;
+	*events = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT min(ts_min), max(ts_max), "
+			       "total(count) FROM blocks", -1, &st, NULL)) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EIO;
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		sqlite3_finalize(st);
+		return -EIO;
+	}
+	int any = sqlite3_column_type(st, 0) == SQLITE_INTEGER;
+	if (any) {
+		*ts_min = sqlite3_column_int64(st, 0);
+		*ts_max = sqlite3_column_int64(st, 1);
+		*events = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return any;
+}
+
+int gr_segment__table_blocks(struct gr_segment *s,
+			     int (*fn)(void *ctx,
+				       const struct gr_table_blocks *tb),
+			     void *ctx, char **err)
+{
+	sqlite3_stmt *st;
+	int rc, stop = 0;
+	/* length(payload) reads the row header only: no payload page. */
+	rc = sqlite3_prepare_v2(s->db, "SELECT tbl, count(*), total(count),"
+				" min(ts_min), max(ts_max),"
+				" total(length(payload)) FROM blocks GROUP BY"
+				" tbl", -1, &st, NULL);
+	while (rc == SQLITE_OK && !stop &&
+	       (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *tbl = (const char *)sqlite3_column_text(st, 0);
+		struct gr_table_blocks tb = {
+			.table = tbl ? tbl : "",
+			.blocks = sqlite3_column_int64(st, 1),
+			.events = sqlite3_column_double(st, 2),
+			.ts_min = sqlite3_column_int64(st, 3),
+			.ts_max = sqlite3_column_int64(st, 4),
+			.bytes = sqlite3_column_double(st, 5),
+		};
+		stop = fn(ctx, &tb);
+		rc = SQLITE_OK;
+	}
+	if (!stop && rc != SQLITE_DONE) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		sqlite3_finalize(st);
+		return -EIO;
+	}
+	sqlite3_finalize(st);
+	return stop;
+}
+
+void gr_segment__read_begin(struct gr_segment *s)
+{
+	sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+}
+
+void gr_segment__read_end(struct gr_segment *s)
+{
+	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 }
 
 int gr_segment__blocks(struct gr_segment *s, const char *table, int64_t lo,

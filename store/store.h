@@ -229,29 +229,21 @@ int gr_manifest__start_body(char *buf, size_t len, int64_t at, int pid,
 
 /* ---- Reader ------------------------------------------------------------ */
 
-/* One segment file opened for reading. */
-struct gr_segment {
+/* One segment file opened for reading: opaque, read through the accessors
+ * below and the scan cursor (store/scan.h).  Its SQLite tables are the
+ * store's business alone. */
+struct gr_segment;
+
+/* What a segment's metadata says. */
+struct gr_segment_info {
 	char *path;
 	char *host;
 	int sealed;
 	int64_t start_ts, end_ts;     /* from metadata; 0 when unknown */
 	int64_t events;
 	int schema_version;
-	char *prev_sha256;
+	char *prev_sha256;            /* NULL when absent */
 	int64_t seq;                  /* meta seq; 0 when absent (format 1) */
-	int walview;                  /* read from memory (walview.c) */
-	void *db;                     /* sqlite3 *, read-only */
-	/* Per table: stored column index of each schema column, or -1. */
-	int8_t colmap[GR_NTABLES][GR_MAX_COLS];
-	int colmap_loaded[GR_NTABLES];
-	/* The dictionary, loaded on first use. */
-	int dict_loaded;
-	uint32_t ndict;
-	const char **dict;            /* by id; NULL for unused ids */
-	uint32_t *dict_len;
-	char *dict_arena;
-	void *blocks_stmt;            /* sqlite3_stmt * */
-	char cur_table[64];           /* table the blocks stmt walks */
 };
 
 /* Opens a segment read-only; immutable says it is sealed and may be read
@@ -261,28 +253,63 @@ int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 		     char **err);
 void gr_segment__close(struct gr_segment *s);
 
-/* Loads the stored-column map of table t.  Returns 0 or -EINVAL. */
-int gr_segment__load_colmap(struct gr_segment *s, int t, char **err);
+/* The segment's metadata, valid until it is closed. */
+const struct gr_segment_info *gr_segment__info(const struct gr_segment *s);
 
-/* Loads the dictionary.  Returns 0 or -errno with *err set. */
-int gr_segment__load_dict(struct gr_segment *s, char **err);
-
-/* Starts iterating table t's blocks overlapping [lo, hi].  Returns 0 or
- * -EIO with *err set. */
-int gr_segment__blocks(struct gr_segment *s, const char *table, int64_t lo,
-		       int64_t hi, char **err);
-
-struct gr_blockref {
-	int64_t id, count, ts_min, ts_max;
-	const uint8_t *payload; /* valid until the next call */
-	size_t len;
+/* A segment's string dictionary: strings by id (1..n), NUL-terminated. */
+struct gr_dict {
+	uint32_t n;                   /* highest id */
+	const char **s;               /* by id; NULL for unused ids */
+	uint32_t *len;
+	char *arena;
 };
 
-/* Steps to the next block: returns 1 with *b filled, 0 at the end, or
- * -EIO (read error) / -EBADMSG (checksum mismatch, b->id set) with *err
- * set. */
-int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
-			   char **err);
+/* The string of dictionary id, its length in *len; NULL where id names
+ * none. */
+static inline const char *gr_dict__str(const struct gr_dict *d, int64_t id,
+				       uint32_t *len)
+{
+	if (!d || id <= 0 || (uint64_t)id > d->n || !d->s[id])
+		return NULL;
+	*len = d->len[id];
+	return d->s[id];
+}
+void gr_dict__free(struct gr_dict *d);
+
+/* Loads the dictionary (once; scans load it themselves when they decode a
+ * string column).  Returns 0 or -errno with *err set. */
+int gr_segment__load_dict(struct gr_segment *s, char **err);
+/* The loaded dictionary, or NULL before it is loaded. */
+const struct gr_dict *gr_segment__dict(const struct gr_segment *s);
+/* Hands the loaded dictionary (or NULL) to the caller, who frees it with
+ * gr_dict__free: strings handed out stay valid after the segment closes. */
+struct gr_dict *gr_segment__take_dict(struct gr_segment *s);
+
+/* The span of the segment's blocks (all tables): 1 with *ts_min, *ts_max
+ * and *events (rows) set, 0 when it has no block (*events 0), or -EIO
+ * with *err set. */
+int gr_segment__span(struct gr_segment *s, int64_t *ts_min, int64_t *ts_max,
+		     int64_t *events, char **err);
+
+/* One table's blocks in a segment, from their row headers (no payload is
+ * read).  events and bytes are sums as doubles (SQL total()). */
+struct gr_table_blocks {
+	const char *table;            /* the stored name, known or not */
+	int64_t blocks;
+	double events, bytes;
+	int64_t ts_min, ts_max;
+};
+/* Calls fn once per table with blocks; stops at fn's first non-zero
+ * return, which it returns.  Returns 0, or -EIO with *err set. */
+int gr_segment__table_blocks(struct gr_segment *s,
+			     int (*fn)(void *ctx,
+				       const struct gr_table_blocks *tb),
+			     void *ctx, char **err);
+
+/* Opens and closes a read transaction, so that several reads of an open
+ * segment see one state while its writer commits. */
+void gr_segment__read_begin(struct gr_segment *s);
+void gr_segment__read_end(struct gr_segment *s);
 
 /* ---- Catalog: the segments of one or more directories ------------------ */
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "schema/schema.h"
+#include "store/segment.h"
 #include "store/summary.h"
 
 /* ---- histograms ---------------------------------------------------------- */
@@ -572,4 +573,49 @@ int gr_sum__bind(sqlite3_stmt *st, const struct gr_sum_ent *e,
 	sqlite3_bind_blob(st, i++, scratch->p, (int)scratch->len,
 			  SQLITE_STATIC);
 	return 0;
+}
+
+int gr_sum__stored(struct gr_segment *seg)
+{
+	sqlite3_stmt *st;
+	int yes = 0;
+	if (sqlite3_prepare_v2(seg->db, "SELECT 1 FROM sqlite_master WHERE "
+			       "name = 'summary'", -1, &st, NULL) == SQLITE_OK) {
+		yes = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	return yes;
+}
+
+int gr_sum__load(struct gr_sum *s, struct gr_segment *seg, int kind,
+		 int64_t m0, int64_t m1, const int64_t *pid, int *malformed,
+		 char **err)
+{
+	sqlite3_stmt *st;
+	const char *sql = pid ?
+		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
+		"AND ?3 AND pid = ?4" :
+		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
+		"AND ?3";
+	*malformed = 0;
+	if (sqlite3_prepare_v2(seg->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		*err = strdup(sqlite3_errmsg(seg->db));
+		return -EIO;
+	}
+	sqlite3_bind_int(st, 1, kind);
+	sqlite3_bind_int64(st, 2, m0);
+	sqlite3_bind_int64(st, 3, m1);
+	if (pid)
+		sqlite3_bind_int64(st, 4, *pid);
+	int rc = 0, rows = 0;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		rows++;
+		rc = gr_sum__put_row(s, st);
+		if (rc == -EINVAL) {
+			(*malformed)++;
+			rc = 0;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc ? rc : rows;
 }

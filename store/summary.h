@@ -134,6 +134,18 @@ struct sqlite3_stmt;
  * Returns 0, -EINVAL for a malformed histogram, or -ENOMEM. */
 int gr_sum__put_row(struct gr_sum *s, struct sqlite3_stmt *st);
 
+struct gr_segment;
+/* Whether segment seg keeps summary rows (a copy made by another tool may
+ * not: then it is summarized from its raw blocks). */
+int gr_sum__stored(struct gr_segment *seg);
+/* Adds seg's stored rows of kind with minute in [m0, m1] (and, with pid,
+ * of that process) to s; *malformed counts rows whose histogram did not
+ * parse (left out).  Returns the rows read, -ENOMEM, or -EIO with *err
+ * set (malloc'd). */
+int gr_sum__load(struct gr_sum *s, struct gr_segment *seg, int kind,
+		 int64_t m0, int64_t m1, const int64_t *pid, int *malformed,
+		 char **err);
+
 /* Binds e to the insert statement (hist encoded into scratch). */
 int gr_sum__bind(struct sqlite3_stmt *st, const struct gr_sum_ent *e,
 		 struct gr_buf *scratch);

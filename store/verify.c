@@ -39,6 +39,7 @@
 #include "store/codec.h"
 #include "store/crypto.h"
 #include "store/fss.h"
+#include "store/scan.h"
 #include "store/store.h"
 
 struct vctx {
@@ -108,6 +109,61 @@ struct segmeta {
 	char host[256];
 };
 
+/* Walks every block of every event table of s, checking checksums and
+ * headers (no column is decoded).  Returns the blocks checked, or -2 when
+ * quiet_busy and the segment was locked (*busy set). */
+static long walk_blocks(struct vctx *v, const char *name,
+			struct gr_segment *s, int quiet_busy, int *busy)
+{
+	struct gr_scan *sc = gr_scan__new();
+	char *err = NULL;
+	long n = 0;
+	int rc;
+
+	if (!sc) {
+		problem(v, name, "out of memory");
+		return n;
+	}
+	for (int t = 0; t < GR_NTABLES; t++) {
+		if (!(gr_tables[t].flags & GR_TF_EVENT))
+			continue;
+		if (gr_scan__start(sc, s, t, INT64_MIN, INT64_MAX, 0, &err)) {
+			problem(v, name, "%s", err);
+			free(err);
+			break;
+		}
+		struct gr_scan_block b;
+		while ((rc = gr_scan__next(sc, &b, &err)) != 0) {
+			if (rc == -EBUSY && quiet_busy) {
+				*busy = 1;
+				free(err);
+				n = -2;
+				goto out;
+			}
+			if (rc == -EPROTO) {
+				n++;
+				problem(v, name, "block %lld of %s is malformed",
+					(long long)b.id, gr_tables[t].name);
+				continue;
+			}
+			if (rc < 0) {
+				problem(v, name, "%s", err ? err : "?");
+				free(err);
+				err = NULL;
+				if (rc == -EBADMSG) {
+					n++; /* checked, and found bad */
+					continue;
+				}
+				break;
+			}
+			n++;
+		}
+	}
+out:
+	gr_scan__free(sc);
+	return n;
+}
+
 /* Checks every block of one segment; returns the blocks checked, -1 if it
  * could not be opened, or -2 if it was busy or could not be opened yet
  * (only when quiet_busy, for a live writer's open segment, which may be
@@ -118,9 +174,8 @@ static long check_blocks(struct vctx *v, const char *name, const char *path,
 			 int *busy)
 {
 	struct gr_segment *s;
-	struct gr_block blk = { 0 };
 	char *err = NULL;
-	long n = 0;
+	long n;
 	int rc;
 
 	memset(sm, 0, sizeof(*sm));
@@ -139,51 +194,17 @@ static long check_blocks(struct vctx *v, const char *name, const char *path,
 		free(err);
 		return -1;
 	}
+	const struct gr_segment_info *si = gr_segment__info(s);
 	sm->ok = 1;
-	sm->sealed = s->sealed;
-	sm->seq = s->seq;
-	sm->start_ts = s->start_ts;
-	sm->end_ts = s->end_ts;
-	sm->events = s->events;
+	sm->sealed = si->sealed;
+	sm->seq = si->seq;
+	sm->start_ts = si->start_ts;
+	sm->end_ts = si->end_ts;
+	sm->events = si->events;
 	snprintf(sm->prev, sizeof(sm->prev), "%s",
-		 s->prev_sha256 ? s->prev_sha256 : "");
-	snprintf(sm->host, sizeof(sm->host), "%s", s->host ? s->host : "");
-	for (int t = 0; t < GR_NTABLES; t++) {
-		if (!(gr_tables[t].flags & GR_TF_EVENT))
-			continue;
-		if (gr_segment__blocks(s, gr_tables[t].name, INT64_MIN,
-				       INT64_MAX, &err)) {
-			problem(v, name, "%s", err);
-			free(err);
-			break;
-		}
-		struct gr_blockref b;
-		while ((rc = gr_segment__next_block(s, &b, &err)) != 0) {
-			if (rc == -EBUSY && quiet_busy) {
-				*busy = 1;
-				free(err);
-				n = -2;
-				goto out;
-			}
-			if (rc < 0) {
-				problem(v, name, "%s", err);
-				free(err);
-				err = NULL;
-				if (rc == -EBADMSG) {
-					n++; /* checked, and found bad */
-					continue;
-				}
-				break;
-			}
-			n++;
-			if (gr_block__parse(&blk, b.payload, b.len) ||
-			    blk.nrows != (uint64_t)b.count)
-				problem(v, name, "block %lld of %s is malformed",
-					(long long)b.id, gr_tables[t].name);
-		}
-	}
-out:
-	gr_block__free(&blk);
+		 si->prev_sha256 ? si->prev_sha256 : "");
+	snprintf(sm->host, sizeof(sm->host), "%s", si->host ? si->host : "");
+	n = walk_blocks(v, name, s, quiet_busy, busy);
 	gr_segment__close(s);
 	return n;
 }
@@ -590,7 +611,7 @@ static int64_t peek_seq(const char *dir, const char *name)
 	int64_t q = 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (gr_segment__open(path, 0, &s, &err) == 0) {
-		q = s->seq;
+		q = gr_segment__info(s)->seq;
 		gr_segment__close(s);
 	}
 	free(err);

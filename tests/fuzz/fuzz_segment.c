@@ -5,7 +5,7 @@
  * directory under a valid segment name and read the way gpurec reads one:
  * gr_segment__open (immutable, as a sealed segment), the dictionary, then
  * for every event table its column map and every block, each parsed and
- * every mapped column decoded, string ids looked up as query/vtab.c does;
+ * every mapped column decoded, string ids looked up as store/scan.c does;
  * then the summary rows (gr_sum__put_row, as query/sumtab.c), and finally
  * gr_verify__dir over the directory.  Blocks whose CRC fails are decoded
  * anyway: a CRC-32 is no barrier to whoever can edit the file, so the
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "store/codec.h"
-#include "store/store.h"
+#include "store/segment.h" /* below scan.c: bad CRCs decode too */
 #include "store/summary.h"
 
 #define SEG_NAME "20261123T000000.000000000Z.seg"
@@ -67,7 +67,7 @@ static int write_file(const uint8_t *data, size_t size)
 	return close(fd);
 }
 
-/* Decodes every mapped column of one block, as query/vtab.c next_block. */
+/* Decodes every mapped column of one block, as store/scan.c does. */
 static void decode_block(struct gr_segment *s, int t, struct gr_block *blk,
 			 struct gr_decoder *dec, const struct gr_blockref *b)
 {
@@ -92,13 +92,14 @@ static void decode_block(struct gr_segment *s, int t, struct gr_block *blk,
 			continue;
 		if (gr_decoder__column(dec, blk, sc, cv, cn, &has_nulls))
 			return;
-		if (tab->cols[c].type != GR_STR || !s->dict_loaded)
+		if (tab->cols[c].type != GR_STR || !s->dict)
 			continue;
 		volatile size_t sum = 0;
 		for (uint32_t i = 0; i < blk->nrows; i++) {
-			int64_t v = cv[i];
-			if (v > 0 && (uint64_t)v <= s->ndict && s->dict[v])
-				sum += strlen(s->dict[v]) + s->dict_len[v];
+			uint32_t len;
+			const char *str = gr_dict__str(s->dict, cv[i], &len);
+			if (str)
+				sum += strlen(str) + len;
 		}
 	}
 }
