@@ -471,62 +471,56 @@ static void result_str(struct scur *c, sqlite3_context *ctx, int64_t id,
 		sqlite3_result_text(ctx, str, (int)len, SQLITE_TRANSIENT);
 }
 
+/* Column i of the current entry, as tables.def declares it (enum
+ * gr_sum_src). */
 static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 {
 	struct scur *c = (struct scur *)cur;
 	const struct gr_sum_ent *e = c->e;
-	const char *name = gr_tables[c->vt->t].cols[i].name;
-	int kind = c->vt->kind;
+	const struct gr_column *col = &gr_tables[c->vt->t].cols[i];
 
-	if (!strcmp(name, "ts"))
-		sqlite3_result_int64(ctx, e->ts_min);
-	else if (!strcmp(name, "ts_last"))
-		sqlite3_result_int64(ctx, e->ts_max);
-	else if (!strcmp(name, "host"))
+	switch (col->sum) {
+	case GR_SS_TS_MIN: sqlite3_result_int64(ctx, e->ts_min); break;
+	case GR_SS_TS_MAX: sqlite3_result_int64(ctx, e->ts_max); break;
+	case GR_SS_HOST:
 		sqlite3_result_text(ctx, gr_segment__info(c->seg)->host, -1,
 				    SQLITE_TRANSIENT);
-	else if (!strcmp(name, "minute")) {
+		break;
+	case GR_SS_MINUTE:
 		if (e->minute == GR_SUM_SEGMENT)
 			sqlite3_result_null(ctx);
 		else
 			sqlite3_result_int64(ctx, e->minute);
-	} else if (!strcmp(name, "pid"))
-		sqlite3_result_int64(ctx, e->pid);
-	else if (!strcmp(name, "api") || !strcmp(name, "kernel") ||
-		 !strcmp(name, "kind"))
-		result_str(c, ctx, e->k[0], e->knull & 1);
-	else if (!strcmp(name, "async"))
-		e->knull & 2 ? sqlite3_result_null(ctx) :
-			       sqlite3_result_int64(ctx, e->k[1]);
-	else if (kind == GR_SUM_KERNEL && !strncmp(name, "grid_", 5))
-		e->knull >> (1 + name[5] - 'x') & 1 ?
-			sqlite3_result_null(ctx) :
-			sqlite3_result_int64(ctx, e->k[1 + name[5] - 'x']);
-	else if (kind == GR_SUM_KERNEL && !strncmp(name, "block_", 6))
-		e->knull >> (4 + name[6] - 'x') & 1 ?
-			sqlite3_result_null(ctx) :
-			sqlite3_result_int64(ctx, e->k[4 + name[6] - 'x']);
-	else if (!strcmp(name, "calls") || !strcmp(name, "launches") ||
-		 !strcmp(name, "copies"))
-		sqlite3_result_int64(ctx, e->n);
-	else if (!strcmp(name, "dur_total"))
-		sqlite3_result_int64(ctx, e->dur_sum);
-	else if (!strcmp(name, "dur_min"))
-		sqlite3_result_int64(ctx, e->dur_min);
-	else if (!strcmp(name, "dur_max"))
-		sqlite3_result_int64(ctx, e->dur_max);
-	else if (!strcmp(name, "bytes"))
-		sqlite3_result_int64(ctx, e->bytes);
-	else if (!strcmp(name, "errors"))
-		sqlite3_result_int64(ctx, e->errors);
-	else if (!strcmp(name, "hist")) {
+		break;
+	case GR_SS_PID: sqlite3_result_int64(ctx, e->pid); break;
+	case GR_SS_K0: case GR_SS_K1: case GR_SS_K2: case GR_SS_K3:
+	case GR_SS_K4: case GR_SS_K5: case GR_SS_K6: {
+		int k = col->sum - GR_SS_K0, null = e->knull >> k & 1;
+		if (col->type == GR_STR)
+			result_str(c, ctx, e->k[k], null);
+		else if (null)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, e->k[k]);
+		break;
+	}
+	case GR_SS_N: sqlite3_result_int64(ctx, e->n); break;
+	case GR_SS_DUR_SUM: sqlite3_result_int64(ctx, e->dur_sum); break;
+	case GR_SS_DUR_MIN: sqlite3_result_int64(ctx, e->dur_min); break;
+	case GR_SS_DUR_MAX: sqlite3_result_int64(ctx, e->dur_max); break;
+	case GR_SS_BYTES: sqlite3_result_int64(ctx, e->bytes); break;
+	case GR_SS_ERRORS: sqlite3_result_int64(ctx, e->errors); break;
+	case GR_SS_HIST:
 		c->blob.len = 0;
 		if (gr_hist__encode(&e->h, &c->blob))
 			return SQLITE_NOMEM;
 		sqlite3_result_blob(ctx, c->blob.p, (int)c->blob.len,
 				    SQLITE_TRANSIENT);
-	} else
+		break;
+	case GR_SS_NONE:
 		sqlite3_result_null(ctx);
+		break;
+	}
 	return SQLITE_OK;
 }
 

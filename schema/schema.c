@@ -3,12 +3,18 @@
 
 #include "schema/schema.h"
 
-#define GR__COL(t, n, ty, d) { #n, GR_##ty, d },
+/* A summary column's optional last argument names its gr_sum_src; other
+ * columns get GR_SS_NONE. */
+#define GR__FIRST(a, ...) a
+#define GR__SS(...) GR__FIRST(__VA_OPT__(GR_SS_##__VA_ARGS__,) GR_SS_NONE)
+#define GR__COL(t, n, ty, d, ...) { #n, GR_##ty, d, GR__SS(__VA_ARGS__) },
 #define GR__COLS(t, f, d) \
 	static const struct gr_column cols_##t[] = { GR_COLS_##t(GR__COL, t) };
 GR_TABLES(GR__COLS)
 #undef GR__COLS
 #undef GR__COL
+#undef GR__SS
+#undef GR__FIRST
 
 #define GR__TAB(t, f, d) \
 	{ #t, f, d, cols_##t, (int)(sizeof(cols_##t) / sizeof(cols_##t[0])) },
@@ -25,11 +31,11 @@ GR_TABLES(GR__CHK)
  * redefined here to assert this for each table whose list includes it
  * (the lists name it, and it expands where they are expanded). */
 #undef GR_EVENT_COLS
-#define GR__EVCHK(t, n, ty, d)                                              \
+#define GR__EVCHK(t, n, ty, d, ...)                                          \
 	_Static_assert((int)GR_##t##_##n == (int)GR_EV_##n,                 \
 		       #t "." #n " is not where GR_EVENT_COLS puts it");
 #define GR_EVENT_COLS(C, t) GR__EVENT_COLS(GR__EVCHK, t)
-#define GR__NOCOL(t, n, ty, d)
+#define GR__NOCOL(t, n, ty, d, ...)
 #define GR__EVTAB(t, f, d) GR_COLS_##t(GR__NOCOL, t)
 GR_TABLES(GR__EVTAB)
 #undef GR__EVTAB

@@ -21,13 +21,28 @@ enum gr_table_flags {
 
 enum gr_coltype { GR_TS, GR_INT, GR_STR, GR_HOST, GR_BLOB };
 
+/* What a summary table's column shows of a summary entry (struct
+ * gr_sum_ent in store/summary.h), declared by the column's last argument
+ * in tables.def.  GR_SS_K0 + i is the entry's key k[i], NULL where knull
+ * has bit i; a STR key is a dictionary id. */
+enum gr_sum_src {
+	GR_SS_NONE,     /* not a summary column */
+	GR_SS_TS_MIN, GR_SS_TS_MAX, GR_SS_HOST,
+	GR_SS_MINUTE,   /* NULL for a whole-segment row */
+	GR_SS_PID,
+	GR_SS_K0, GR_SS_K1, GR_SS_K2, GR_SS_K3, GR_SS_K4, GR_SS_K5, GR_SS_K6,
+	GR_SS_N, GR_SS_DUR_SUM, GR_SS_DUR_MIN, GR_SS_DUR_MAX, GR_SS_BYTES,
+	GR_SS_ERRORS,
+	GR_SS_HIST,     /* the histogram, encoded */
+};
+
 #include "schema/tables.def"
 
 #define GR__TID(t, f, d) GR_T_##t,
 enum gr_table_id { GR_TABLES(GR__TID) GR_NTABLES };
 #undef GR__TID
 
-#define GR__CID(t, n, ty, d) GR_##t##_##n,
+#define GR__CID(t, n, ty, d, ...) GR_##t##_##n,
 #define GR__CENUM(t, f, d) enum { GR_COLS_##t(GR__CID, t) GR_##t##__NCOLS };
 GR_TABLES(GR__CENUM)
 #undef GR__CENUM
@@ -36,7 +51,7 @@ GR_TABLES(GR__CENUM)
 /* The shared prefix of every event table (GR_EVENT_COLS): code that
  * handles rows of any event table indexes them by these (vals[GR_EV_ts],
  * a filter on GR_EV_pid); schema.c asserts each event table starts so. */
-#define GR__EVID(t, n, ty, d) GR_EV_##n,
+#define GR__EVID(t, n, ty, d, ...) GR_EV_##n,
 enum gr_event_col { GR_EVENT_COLS(GR__EVID, ev) GR_EV__NCOLS };
 #undef GR__EVID
 
@@ -47,6 +62,7 @@ struct gr_column {
 	const char *name;
 	enum gr_coltype type;
 	const char *desc;
+	enum gr_sum_src sum;  /* summary tables: what the column shows */
 };
 
 struct gr_table {
