@@ -47,7 +47,9 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/summary.c \
              store/manifest.c store/verify.c store/crypto.c store/fss.c \
              store/walview.c store/scan.c common/parse.c
-QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
+VTAB_SRC  := query/vtab.c query/vt_event.c query/vt_grouped.c \
+             query/vt_segments.c
+QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
              query/aggregates.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \
              query/seal.c query/limits.c
@@ -113,7 +115,7 @@ $(B)/gpurec-synth: $(call obj,$(B),bench/synth_main.c $(SYNTH_SRC) $(STORE_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/bench-store: $(call obj,$(B),bench/bench_store.c $(SYNTH_SRC) \
-		$(STORE_SRC) query/vtab.c query/aggregates.c)
+		$(STORE_SRC) $(VTAB_SRC) query/aggregates.c)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/asan/gpurec: $(call obj,$(B)/asan,$(QUERY_SRC) $(STORE_SRC) \
@@ -126,7 +128,7 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
-		$(SYNTH_SRC) query/vtab.c query/output.c query/aggregates.c \
+		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/aggregates.c \
 		recorder/config.c recorder/elfsyms.c recorder/stubreg.c \
 		recorder/cgroup.c recorder/ksyms.c)
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++

@@ -38,6 +38,10 @@ int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 /* Declares a virtual table's columns from the schema. */
 int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab);
 
+/* The modules (vt_event.c, vt_segments.c; sumtab.c has its own). */
+extern const sqlite3_module gr_vt_event_module;
+extern const sqlite3_module gr_vt_segments_module;
+
 /* Creates one virtual table per table of the schema in db's main schema,
  * and the SQL functions window_since() and window_until() (the window's
  * bounds, NULL where open).  q must outlive db.  Returns SQLITE_OK or an

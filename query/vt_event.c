@@ -1,0 +1,557 @@
+/* vt_event.c - event tables as virtual tables that scan segment blocks.
+ *
+ * Every event table of the schema becomes a virtual table whose scan walks
+ * the segments of all --data directories in order, the blocks of each
+ * segment that overlap the time window, and the rows of each block.  Three
+ * things keep it fast without an ATTACH per file (SQLite caps those at
+ * 10): blocks are pruned by their ts range (from --since/--until and any
+ * ts constraint in the WHERE clause, which xBestIndex passes down); only
+ * the columns the statement uses are decompressed (colUsed); and integer
+ * comparisons in the WHERE clause are evaluated here, in C, on the decoded
+ * arrays, so SQLite sees only matching rows.  SQLite still re-checks those
+ * constraints (omit is left 0), which keeps the semantics of odd operands
+ * (REAL, TEXT) exactly SQLite's.
+ *
+ * Segments are opened one at a time and closed when the scan moves on, so
+ * thousands of files cost one descriptor.  Text results are copied
+ * (SQLITE_TRANSIENT): SQLite keeps static values across xFilter calls (a
+ * max() over an IN list or a join), longer than any dictionary here lives.
+ *
+ * A segment that cannot be opened or read, or a block failing its
+ * checksum, is skipped with one warning naming the file; the query
+ * answers from the rest.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/vt_event.h"
+
+static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+		      sqlite3_vtab **out, char **err)
+{
+	struct gr_qctx *q = aux;
+	int t = argc > 3 ? gr_table__find(argv[3]) : -1;
+	if (t < 0 || !(gr_tables[t].flags & GR_TF_EVENT)) {
+		*err = sqlite3_mprintf("gpurec: no event table %s",
+				       argc > 3 ? argv[3] : "?");
+		return SQLITE_ERROR;
+	}
+	const struct gr_table *tab = &gr_tables[t];
+	int rc = gr_vtab__declare(db, tab);
+	if (rc != SQLITE_OK)
+		return rc;
+
+	struct vtab *vt = sqlite3_malloc(sizeof(*vt));
+	if (!vt)
+		return SQLITE_NOMEM;
+	memset(vt, 0, sizeof(*vt));
+	vt->q = q;
+	vt->t = t;
+	memset(vt->memcol, -1, sizeof(vt->memcol));
+	for (int m = 0; m < GR_NTABLES; m++) {
+		int is_member = m == t ||
+			((tab->flags & GR_TF_UNION_CUDA) &&
+			 (gr_tables[m].flags & GR_TF_CUDA_CALL));
+		if (!is_member)
+			continue;
+		vt->members[vt->nmembers++] = m;
+		for (int c = 0; c < tab->ncols; c++)
+			vt->memcol[m][c] = (int8_t)gr_table__col(&gr_tables[m],
+							 tab->cols[c].name);
+	}
+	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+	*out = &vt->base;
+	return SQLITE_OK;
+}
+
+static int vt_disconnect(sqlite3_vtab *v)
+{
+	sqlite3_free(v);
+	return SQLITE_OK;
+}
+
+/* ---- planning ---------------------------------------------------------- */
+
+/* idxStr: "<colUsed hex>" then ";<col>,<op>" per constraint passed down,
+ * in argv order. */
+static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
+{
+	struct vtab *vt = (struct vtab *)v;
+	const struct gr_table *tab = &gr_tables[vt->t];
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	int argi = 0, ts_bounded = 0;
+
+	sqlite3_str_appendf(s, "%llx", (unsigned long long)ii->colUsed);
+	for (int i = 0; i < ii->nConstraint && argi < MAX_FILTERS; i++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+		int op;
+		if (!c->usable || c->iColumn < 0)
+			continue;
+		switch (c->op) {
+		case SQLITE_INDEX_CONSTRAINT_EQ: op = OP_EQ; break;
+		case SQLITE_INDEX_CONSTRAINT_GT: op = OP_GT; break;
+		case SQLITE_INDEX_CONSTRAINT_LE: op = OP_LE; break;
+		case SQLITE_INDEX_CONSTRAINT_LT: op = OP_LT; break;
+		case SQLITE_INDEX_CONSTRAINT_GE: op = OP_GE; break;
+		case SQLITE_INDEX_CONSTRAINT_NE: op = OP_NE; break;
+		default: continue;
+		}
+		enum gr_coltype ty = tab->cols[c->iColumn].type;
+		if (ty == GR_STR || (ty == GR_HOST && op != OP_EQ))
+			continue;
+		/* host = 'x' selects segments by exact bytes: only under
+		 * BINARY collation (NOCASE and friends stay SQLite's). */
+		if (ty == GR_HOST &&
+		    strcmp(sqlite3_vtab_collation(ii, i), "BINARY") != 0)
+			continue;
+		ii->aConstraintUsage[i].argvIndex = ++argi;
+		ii->aConstraintUsage[i].omit = 0;
+		if (c->iColumn == GR_EV_ts && op != OP_NE)
+			ts_bounded++;
+		sqlite3_str_appendf(s, ";%d,%d", c->iColumn, op);
+	}
+	/* GROUP BY one column: when SQLite needs the rows only grouped, not
+	 * sorted, emit them grouped here and spare it the sort (see
+	 * "grouped emission" below). */
+	if (ii->nOrderBy == 1 && ii->aOrderBy[0].iColumn >= 0 &&
+	    sqlite3_vtab_distinct(ii) == 1) {
+		sqlite3_str_appendf(s, ";g%d%s", ii->aOrderBy[0].iColumn,
+				    ii->aOrderBy[0].desc ? "d" : "");
+		ii->orderByConsumed = 1;
+	}
+	char *str = sqlite3_str_finish(s);
+	if (!str)
+		return SQLITE_NOMEM;
+	ii->idxStr = str;
+	ii->needToFreeIdxStr = 1;
+	ii->idxNum = argi;
+	/* Pushed-down filters make the scan cheaper only where they prune
+	 * blocks (ts); others still read every block but return fewer rows. */
+	double rows = 1e7 / (ts_bounded ? 100.0 : 1.0) / (argi ? 2.0 : 1.0);
+	ii->estimatedRows = (sqlite3_int64)rows;
+	ii->estimatedCost = rows;
+	return SQLITE_OK;
+}
+
+/* ---- cursor ------------------------------------------------------------ */
+
+static int vt_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+	struct cursor *c = sqlite3_malloc(sizeof(*c));
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	c->vt = (struct vtab *)v;
+	if (!(c->scan = gr_scan__new())) {
+		sqlite3_free(c);
+		return SQLITE_NOMEM;
+	}
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static void retire_segment(struct cursor *c)
+{
+	struct gr_segment *s = c->seg;
+	if (!s)
+		return;
+	/* The grouped scan's id map belongs to this segment; the next one
+	 * may be allocated at the same address. */
+	if (c->g)
+		gr_grouped__segment_gone(c->g);
+	struct gr_dict *d = gr_segment__take_dict(s);
+	if (d) {
+		if (c->nretired == c->retired_cap) {
+			int cap = c->retired_cap ? c->retired_cap * 2 : 16;
+			void *p = realloc(c->retired, (size_t)cap *
+						      sizeof(*c->retired));
+			if (p) {
+				c->retired = p;
+				c->retired_cap = cap;
+			}
+		}
+		if (c->nretired < c->retired_cap)
+			c->retired[c->nretired++] = d;
+		else
+			gr_dict__free(d);
+	}
+	gr_segment__close(s);
+	c->seg = NULL;
+	c->dict = NULL;
+}
+
+static void free_retired(struct cursor *c)
+{
+	for (int i = 0; i < c->nretired; i++)
+		gr_dict__free(c->retired[i]);
+	c->nretired = 0;
+}
+
+static int vt_close(sqlite3_vtab_cursor *cur)
+{
+	struct cursor *c = (struct cursor *)cur;
+	retire_segment(c);
+	free_retired(c);
+	free(c->retired);
+	gr_grouped__free(c->g);
+	gr_scan__free(c->scan);
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+/* The columns of member m that the scan needs decoded. */
+static uint64_t member_mask(const struct cursor *c, int m)
+{
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	uint64_t mask = 0;
+	for (int i = 0; i < tab->ncols; i++) {
+		int mc = c->vt->memcol[m][i];
+		if ((c->need >> i & 1) && mc >= 0)
+			mask |= 1ull << mc;
+	}
+	return mask;
+}
+
+/* Opens the next segment of the current member that may hold rows.
+ * Returns 1 when one is open and its blocks are being walked, 0 when the
+ * member has no more, or -ENOMEM. */
+static int next_segment(struct cursor *c)
+{
+	struct gr_qctx *q = c->vt->q;
+	int m = c->vt->members[c->mi];
+	const char *host = c->host_eq ? c->host_eq : q->host;
+	char *err = NULL;
+
+	retire_segment(c);
+	while (++c->si < q->cat.nsegs) {
+		if (!gr_vtab__open_segment(q, c->si, c->lo, c->hi, host,
+					   &c->seg))
+			continue;
+		if (gr_scan__start(c->scan, c->seg, m, c->lo, c->hi,
+				   member_mask(c, m), &err)) {
+			gr_vtab__warn(q, c->si, "skipping %s: %s",
+				      gr_segment__info(c->seg)->path, err);
+			free(err);
+			retire_segment(c);
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* Warns about a block the scan skipped, or a segment it gave up on.
+ * Returns 1 to go on with the segment, 0 to leave it. */
+static int scan_warn(struct cursor *c, int rc, const struct gr_scan_block *b,
+		     char *err)
+{
+	struct gr_qctx *q = c->vt->q;
+	const char *path = gr_segment__info(c->seg)->path;
+	int more = 1;
+	switch (rc) {
+	case -EBADMSG: /* each bad block warns (si -1: not once per file) */
+		gr_vtab__warn(q, -1, "%s: %s, skipped", path, err);
+		break;
+	case -EPROTO:
+		gr_vtab__warn(q, c->si, "%s: block %lld is malformed, skipped",
+			      path, (long long)b->id);
+		break;
+	case -ENOENT:
+		gr_vtab__warn(q, c->si, "%s: dictionary: %s", path, err);
+		/* fall through */
+	case -EILSEQ:
+		gr_vtab__warn(q, c->si,
+			      "%s: block %lld does not decode, skipped", path,
+			      (long long)b->id);
+		break;
+	default:
+		gr_vtab__warn(q, c->si, "%s: %s", path, err);
+		more = 0;
+	}
+	free(err);
+	return more;
+}
+
+/* Points the cursor's columns at block b of member m. */
+static void block_columns(struct cursor *c, int m,
+			  const struct gr_scan_block *b)
+{
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	for (int i = 0; i < tab->ncols; i++) {
+		if (!(c->need >> i & 1) || tab->cols[i].type == GR_HOST)
+			continue;
+		int mc = c->vt->memcol[m][i];
+		c->cv[i] = mc >= 0 ? b->v[mc] : NULL;
+		c->cn[i] = mc >= 0 ? b->nulls[mc] : NULL;
+		c->cmissing[i] = !c->cv[i];
+	}
+}
+
+/* Decodes the next block with rows.  Returns 1, 0 at the end of the scan,
+ * or -ENOMEM. */
+static int next_block(struct cursor *c)
+{
+	for (;;) {
+		if (!c->seg) {
+			int rc = next_segment(c);
+			if (rc < 0)
+				return rc;
+			if (rc == 0) {
+				if (++c->mi >= c->vt->nmembers)
+					return 0;
+				c->si = -1;
+				continue;
+			}
+		}
+		struct gr_scan_block b;
+		char *err = NULL;
+		int rc = gr_scan__next(c->scan, &b, &err);
+		if (rc == 0) {
+			retire_segment(c);
+			continue;
+		}
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0) {
+			if (!scan_warn(c, rc, &b, err))
+				retire_segment(c);
+			continue;
+		}
+		block_columns(c, c->vt->members[c->mi], &b);
+		c->dict = gr_segment__dict(c->seg);
+		c->vt->q->blocks_read++;
+		c->block_id = b.id;
+		c->nrows = b.nrows;
+		c->row = 0;
+		return 1;
+	}
+}
+
+static inline int row_passes(struct cursor *c, uint32_t r)
+{
+	for (int i = 0; i < c->nf; i++) {
+		const struct filt *f = &c->f[i];
+		if (c->cmissing[f->col])
+			return 0;
+		if (c->cn[f->col] && (c->cn[f->col][r >> 3] >> (r & 7)) & 1)
+			return 0;
+		int64_t v = c->cv[f->col][r];
+		switch (f->op) {
+		case OP_EQ: if (v != f->v) return 0; break;
+		case OP_GT: if (v <= f->v) return 0; break;
+		case OP_LE: if (v > f->v) return 0; break;
+		case OP_LT: if (v >= f->v) return 0; break;
+		case OP_GE: if (v < f->v) return 0; break;
+		case OP_NE: if (v == f->v) return 0; break;
+		}
+	}
+	return 1;
+}
+
+/* A row's id must be the same in every scan that reaches it: SQLite's OR
+ * plan runs one scan per term and drops duplicates by rowid.  Member (4
+ * bits), catalog segment (19), block id in the segment (24), row (16). */
+int64_t gr_evscan__row_id(const struct cursor *c, uint32_t r)
+{
+	return (int64_t)((uint64_t)(c->mi & 0xf) << 59 |
+			 (uint64_t)(c->si & 0x7ffff) << 40 |
+			 (uint64_t)(c->block_id & 0xffffff) << 16 | (r & 0xffff));
+}
+
+/* Moves to the next passing row at or after the current position.
+ * Returns 1 there, 0 at the end of the scan, or -ENOMEM. */
+int gr_evscan__seek(struct cursor *c)
+{
+	for (;;) {
+		while (c->row < c->nrows) {
+			if (row_passes(c, c->row))
+				return 1;
+			c->row++;
+		}
+		int rc = next_block(c);
+		if (rc <= 0)
+			return rc;
+	}
+}
+
+/* Starts the block walk over from the first member and segment. */
+void gr_evscan__restart(struct cursor *c)
+{
+	retire_segment(c);
+	c->mi = 0;
+	c->si = -1;
+	c->row = c->nrows = 0;
+}
+
+/* Positions the cursor on its next row; sets eof at the end. */
+static int seek(struct cursor *c)
+{
+	int rc = c->g ? gr_grouped__next(c, c->g) : gr_evscan__seek(c);
+	if (rc < 0)
+		return SQLITE_NOMEM;
+	c->eof = rc == 0;
+	return SQLITE_OK;
+}
+
+static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+		     int argc, sqlite3_value **argv)
+{
+	struct cursor *c = (struct cursor *)cur;
+	struct gr_qctx *q = c->vt->q;
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	const char *p = idxStr, *gp;
+	int group_col = -1;
+	(void)idxNum;
+
+	retire_segment(c);
+	free_retired(c);
+	gr_grouped__free(c->g);
+	c->g = NULL;
+	c->nf = 0;
+	c->never = 0;
+	c->host_eq = NULL;
+	c->lo = q->since;
+	c->hi = q->until;
+	c->need = strtoull(p, NULL, 16);
+	if (c->need >> 63)
+		c->need = ~0ull >> (64 - tab->ncols);
+	int group_desc = 0;
+	if ((gp = strstr(p, ";g"))) {
+		char *end;
+		group_col = (int)strtol(gp + 2, &end, 10);
+		group_desc = *end == 'd';
+	}
+	/* The window and --pid are filters like any other. */
+	if (q->since != INT64_MIN)
+		c->f[c->nf++] = (struct filt){ GR_EV_ts, OP_GE, q->since };
+	if (q->until != INT64_MAX)
+		c->f[c->nf++] = (struct filt){ GR_EV_ts, OP_LE, q->until };
+	if (q->has_pid)
+		c->f[c->nf++] = (struct filt){ GR_EV_pid, OP_EQ, q->pid };
+	for (int i = 0; i < argc && (p = strchr(p, ';')); i++) {
+		int col, op;
+		if (sscanf(++p, "%d,%d", &col, &op) != 2)
+			break;
+		sqlite3_value *v = argv[i];
+		if (tab->cols[col].type == GR_HOST) {
+			if (sqlite3_value_type(v) == SQLITE_TEXT)
+				c->host_eq = (const char *)sqlite3_value_text(v);
+			else if (sqlite3_value_type(v) == SQLITE_NULL)
+				c->never = 1;
+			/* --host and host = '…' both hold. */
+			if (c->host_eq && q->host && strcmp(c->host_eq, q->host))
+				c->never = 1;
+			continue;
+		}
+		if (sqlite3_value_type(v) == SQLITE_NULL) {
+			c->never = 1; /* x op NULL is never true */
+			continue;
+		}
+		/* Only integer operands are evaluated here; SQLite applies
+		 * the others (its re-check sees every row we pass). */
+		if (sqlite3_value_type(v) != SQLITE_INTEGER ||
+		    c->nf == MAX_FILTERS)
+			continue;
+		int64_t x = sqlite3_value_int64(v);
+		c->f[c->nf++] = (struct filt){ col, op, x };
+		if (col == GR_EV_ts) {
+			if ((op == OP_GE || op == OP_EQ) && x > c->lo)
+				c->lo = x;
+			if (op == OP_GT && x != INT64_MAX && x + 1 > c->lo)
+				c->lo = x + 1;
+			if ((op == OP_LE || op == OP_EQ) && x < c->hi)
+				c->hi = x;
+			if (op == OP_LT && x != INT64_MIN && x - 1 < c->hi)
+				c->hi = x - 1;
+		}
+	}
+	for (int i = 0; i < c->nf; i++)
+		c->need |= 1ull << c->f[i].col;
+	if (group_col >= 0)
+		c->need |= 1ull << group_col;
+	c->eof = 0;
+	gr_evscan__restart(c);
+	if (c->never || c->lo > c->hi) {
+		c->eof = 1;
+		return SQLITE_OK;
+	}
+	if (group_col >= 0 && gr_grouped__start(c, group_col, group_desc))
+		return SQLITE_NOMEM;
+	return seek(c);
+}
+
+static int vt_next(sqlite3_vtab_cursor *cur)
+{
+	struct cursor *c = (struct cursor *)cur;
+	if (c->g && gr_grouped__emitting(c->g))
+		gr_grouped__step(c->g);
+	else
+		c->row++;
+	return seek(c);
+}
+
+static int vt_eof(sqlite3_vtab_cursor *cur)
+{
+	return ((struct cursor *)cur)->eof;
+}
+
+static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+	struct cursor *c = (struct cursor *)cur;
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	uint32_t r = c->row;
+
+	if (c->g && gr_grouped__emitting(c->g))
+		return gr_grouped__column(c->g, ctx, i, tab->cols[i].type);
+	if (tab->cols[i].type == GR_HOST) {
+		sqlite3_result_text(ctx, gr_segment__info(c->seg)->host, -1,
+				    SQLITE_TRANSIENT);
+		return SQLITE_OK;
+	}
+	if (!(c->need >> i & 1)) {
+		/* SQLite asked for a column colUsed did not list. */
+		sqlite3_result_error(ctx, "gpurec: column not decoded", -1);
+		return SQLITE_ERROR;
+	}
+	if (c->cmissing[i] ||
+	    (c->cn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1))
+		return SQLITE_OK; /* NULL */
+	int64_t v = c->cv[i][r];
+	if (tab->cols[i].type == GR_STR) {
+		uint32_t len;
+		const char *str = gr_dict__str(c->dict, v, &len);
+		if (str)
+			sqlite3_result_text(ctx, str, (int)len,
+					    SQLITE_TRANSIENT);
+		return SQLITE_OK;
+	}
+	sqlite3_result_int64(ctx, v);
+	return SQLITE_OK;
+}
+
+static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	struct cursor *c = (struct cursor *)cur;
+	if (c->g && gr_grouped__emitting(c->g))
+		*rowid = gr_grouped__rowid(c->g);
+	else
+		*rowid = gr_evscan__row_id(c, c->row);
+	return SQLITE_OK;
+}
+
+const sqlite3_module gr_vt_event_module = {
+	.iVersion = 0,
+	.xCreate = vt_connect,
+	.xConnect = vt_connect,
+	.xBestIndex = vt_best_index,
+	.xDisconnect = vt_disconnect,
+	.xDestroy = vt_disconnect,
+	.xOpen = vt_open,
+	.xClose = vt_close,
+	.xFilter = vt_filter,
+	.xNext = vt_next,
+	.xEof = vt_eof,
+	.xColumn = vt_column,
+	.xRowid = vt_rowid,
+};

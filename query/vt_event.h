@@ -1,0 +1,87 @@
+/* vt_event.h - the event tables' scan, shared by vt_event.c (the virtual
+ * table) and vt_grouped.c (grouped emission); private to query/.
+ */
+#ifndef GR_VT_EVENT_H
+#define GR_VT_EVENT_H
+
+#include "query/vtab.h"
+#include "store/scan.h"
+
+#define MAX_FILTERS 32
+
+enum { OP_EQ, OP_GT, OP_LE, OP_LT, OP_GE, OP_NE };
+
+struct vtab {
+	sqlite3_vtab base;
+	struct gr_qctx *q;
+	int t;                               /* the table */
+	int members[GR_NTABLES];             /* tables its scan reads */
+	int nmembers;
+	int8_t memcol[GR_NTABLES][GR_MAX_COLS]; /* column in member, or -1 */
+};
+
+struct filt {
+	int col, op;
+	int64_t v;
+};
+
+struct grouped;
+
+struct cursor {
+	sqlite3_vtab_cursor base;
+	struct vtab *vt;
+	uint64_t need;                /* columns to decode */
+	struct filt f[MAX_FILTERS];
+	int nf;
+	int64_t lo, hi;
+	const char *host_eq;          /* host = '…' pushed down */
+	int never;                    /* a filter no row can pass */
+
+	int mi;                       /* member index */
+	int si;                       /* catalog segment index */
+	struct gr_segment *seg;
+	const struct gr_dict *dict;   /* the segment's, once loaded */
+	struct gr_dict **retired;     /* dictionaries of segments passed */
+	int nretired, retired_cap;
+
+	struct gr_scan *scan;
+	/* The current block's columns, by column of the table. */
+	const int64_t *cv[GR_MAX_COLS];
+	const uint8_t *cn[GR_MAX_COLS]; /* null bitmaps, NULL: no nulls */
+	int cmissing[GR_MAX_COLS];    /* column absent from this segment */
+	uint32_t row, nrows;
+	int64_t block_id;             /* of the current block in its segment */
+	int eof;
+
+	struct grouped *g;            /* non-NULL: emitting rows grouped */
+};
+
+/* vt_event.c: the row walk grouped emission drives. */
+/* Moves to the next passing row at or after the current position.
+ * Returns 1 there, 0 at the end of the scan, or -ENOMEM. */
+int gr_evscan__seek(struct cursor *c);
+/* Starts the block walk over from the first member and segment. */
+void gr_evscan__restart(struct cursor *c);
+/* Row r's id in the current block (see vt_event.c). */
+int64_t gr_evscan__row_id(const struct cursor *c, uint32_t r);
+
+/* vt_grouped.c: rows emitted grouped by one column (GROUP BY col). */
+/* Counts and plans the groups of column col for c's filters, setting
+ * c->g.  Returns 0 or -ENOMEM. */
+int gr_grouped__start(struct cursor *c, int col, int desc);
+void gr_grouped__free(struct grouped *g);
+/* The scan left the segment whose dictionary ids g has mapped. */
+void gr_grouped__segment_gone(struct grouped *g);
+/* Advances to the next row to emit.  Returns 1, 0 at the end, or
+ * -ENOMEM. */
+int gr_grouped__next(struct cursor *c, struct grouped *g);
+/* Whether the current row is a buffered one (else: the cursor's row). */
+int gr_grouped__emitting(const struct grouped *g);
+/* Steps past the current buffered row. */
+void gr_grouped__step(struct grouped *g);
+/* Column i (of type ty) of the current buffered row, and its rowid. */
+int gr_grouped__column(const struct grouped *g, sqlite3_context *ctx, int i,
+		       enum gr_coltype ty);
+int64_t gr_grouped__rowid(const struct grouped *g);
+
+#endif
