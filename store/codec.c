@@ -125,138 +125,185 @@ static int has_any_null(const struct gr_colbuf *c, uint32_t n)
 	return 0;
 }
 
+/* Grows the encoder's per-row scratch to nrows.  Returns 0 or -ENOMEM. */
+static int scratch_reserve(struct gr_encoder *e, uint32_t nrows)
+{
+	if (nrows <= e->zz_cap)
+		return 0;
+	uint64_t *z = realloc(e->zz, nrows * sizeof(*z));
+	int64_t *g = realloc(e->gather, nrows * sizeof(*g));
+	uint8_t *nb = realloc(e->nulls, (nrows + 7) / 8);
+	if (z)
+		e->zz = z;
+	if (g)
+		e->gather = g;
+	if (nb)
+		e->nulls = nb;
+	if (!z || !g || !nb)
+		return -ENOMEM;
+	e->zz_cap = nrows;
+	return 0;
+}
+
+/* Gathers column col in block order (row i is col's row perm[i]) into
+ * the encoder's scratch, described by *pc. */
+static void gather_column(struct gr_encoder *e, const struct gr_colbuf *col,
+			  uint32_t nrows, const uint32_t *perm,
+			  struct gr_colbuf *pc)
+{
+	pc->v = e->gather;
+	for (uint32_t i = 0; i < nrows; i++)
+		pc->v[i] = col->v[perm[i]];
+	pc->nulls = NULL;
+	if (!has_any_null(col, nrows))
+		return;
+	pc->nulls = e->nulls;
+	memset(pc->nulls, 0, (nrows + 7) / 8);
+	for (uint32_t i = 0; i < nrows; i++) {
+		uint32_t k = perm[i];
+		if ((col->nulls[k >> 3] >> (k & 7)) & 1)
+			pc->nulls[i >> 3] |= (uint8_t)(1u << (i & 7));
+	}
+}
+
+/* Appends col's values (PLAIN or DELTA) to e->raw as byte planes: the
+ * width, then plane b holding byte b of every zigzagged value.  e->raw
+ * has room for 1 + 8 * nrows more bytes. */
+static void put_planes(struct gr_encoder *e, const struct gr_colbuf *col,
+		       uint32_t nrows, int enc)
+{
+	/* Zigzag into the scratch, find the width, then scatter. */
+	uint64_t *u = e->zz, all = 0;
+	int64_t prev = 0;
+	for (uint32_t i = 0; i < nrows; i++) {
+		int64_t v = col->v[i];
+		u[i] = enc == GR_ENC_DELTA ?
+			gr_zigzag((int64_t)((uint64_t)v - (uint64_t)prev)) :
+			gr_zigzag(v);
+		all |= u[i];
+		prev = v;
+	}
+	int width = (bits(all) + 7) / 8;
+	uint8_t *p = e->raw.p + e->raw.len;
+	const uint8_t *src = (const uint8_t *)u;
+	*p++ = (uint8_t)width;
+	/* Plane b is byte b of each little-endian value: a strided byte
+	 * copy, no shifts. */
+	for (int b = 0; b < width; b++, p += nrows)
+		for (uint32_t i = 0; i < nrows; i++)
+			p[i] = src[8 * (size_t)i + b];
+	e->raw.len = (size_t)(p - e->raw.p);
+}
+
+/* Fills e->raw with one column's raw bytes: its null bitmap (when it has
+ * nulls), then its planes (unless CONST).  Returns 0 or -ENOMEM. */
+static int raw_column(struct gr_encoder *e, const struct gr_colbuf *col,
+		      uint32_t nrows, int enc, int nulls)
+{
+	size_t bitmap = nulls ? (nrows + 7) / 8 : 0;
+	int err;
+	e->raw.len = 0;
+	if (enc == GR_ENC_CONST && !nulls)
+		return 0;
+	size_t need = bitmap + 1 +
+		      (enc == GR_ENC_CONST ? 0 : (size_t)nrows * 8);
+	if ((err = gr_buf__reserve(&e->raw, need)))
+		return err;
+	if (nulls) {
+		memcpy(e->raw.p, col->nulls, bitmap);
+		/* Bits past nrows must not leak stale state. */
+		if (nrows & 7)
+			e->raw.p[bitmap - 1] &=
+				(uint8_t)((1u << (nrows & 7)) - 1);
+	}
+	e->raw.len = bitmap;
+	if (enc != GR_ENC_CONST)
+		put_planes(e, col, nrows, enc);
+	return 0;
+}
+
+/* Appends e->raw to e->data, compressed unless it is too small to gain
+ * or zstd does not shrink it.  Sets *stored to the bytes appended and
+ * GR_ENC_ZSTD in *flags when compressed.  Returns 0, -ENOMEM or -EIO. */
+static int store_column(struct gr_encoder *e, uint8_t *flags, size_t *stored)
+{
+	int err;
+	*stored = e->raw.len;
+	if (e->raw.len >= 64) {
+		size_t bound = ZSTD_compressBound(e->raw.len);
+		if ((err = gr_buf__reserve(&e->data, bound)))
+			return err;
+		size_t z = ZSTD_compressCCtx(e->zc, e->data.p + e->data.len,
+					     bound, e->raw.p, e->raw.len,
+					     e->level);
+		if (ZSTD_isError(z))
+			return -EIO;
+		if (z < e->raw.len) {
+			*flags |= GR_ENC_ZSTD;
+			*stored = z;
+		}
+	}
+	if (!(*flags & GR_ENC_ZSTD) && *stored) {
+		if ((err = gr_buf__reserve(&e->data, *stored)))
+			return err;
+		memcpy(e->data.p + e->data.len, e->raw.p, *stored);
+	}
+	e->data.len += *stored;
+	return 0;
+}
+
+/* Encodes one column: its data into e->data, its header onto out. */
+static int encode_column(struct gr_encoder *e, const struct gr_colbuf *col,
+			 uint32_t nrows, const uint32_t *perm,
+			 struct gr_buf *out)
+{
+	struct gr_colbuf pc;
+	uint8_t hdr[32];
+	int64_t cval = 0;
+	size_t stored;
+	int err;
+
+	if (perm) {
+		gather_column(e, col, nrows, perm, &pc);
+		col = &pc;
+	}
+	int nulls = has_any_null(col, nrows);
+	int enc = nrows ? choose_encoding(col, nrows, &cval) : GR_ENC_CONST;
+	uint8_t flags = (uint8_t)enc | (nulls ? GR_ENC_NULLS : 0);
+	if ((err = raw_column(e, col, nrows, enc, nulls)) ||
+	    (err = store_column(e, &flags, &stored)))
+		return err;
+
+	size_t h = 0;
+	hdr[h++] = flags;
+	h += gr_varint_put(hdr + h, e->raw.len);
+	h += gr_varint_put(hdr + h, stored);
+	if (enc == GR_ENC_CONST)
+		h += gr_varint_put(hdr + h, gr_zigzag(cval));
+	if ((err = gr_buf__reserve(out, h)))
+		return err;
+	memcpy(out->p + out->len, hdr, h);
+	out->len += h;
+	return 0;
+}
+
 int gr_encoder__encode(struct gr_encoder *e, const struct gr_colbuf *cols,
 		       int ncols, uint32_t nrows, const uint32_t *perm,
 		       struct gr_buf *out)
 {
-	uint8_t hdr[32];
 	int err;
 
 	out->len = 0;
 	e->data.len = 0;
-	if (nrows > e->zz_cap) {
-		uint64_t *z = realloc(e->zz, nrows * sizeof(*z));
-		int64_t *g = realloc(e->gather, nrows * sizeof(*g));
-		uint8_t *nb = realloc(e->nulls, (nrows + 7) / 8);
-		if (z)
-			e->zz = z;
-		if (g)
-			e->gather = g;
-		if (nb)
-			e->nulls = nb;
-		if (!z || !g || !nb)
-			return -ENOMEM;
-		e->zz_cap = nrows;
-	}
-	if ((err = gr_buf__reserve(out, 32 + (size_t)ncols * 32)))
+	if ((err = scratch_reserve(e, nrows)) ||
+	    (err = gr_buf__reserve(out, 32 + (size_t)ncols * 32)))
 		return err;
 	out->p[out->len++] = GR_BLOCK_VERSION;
 	out->len += gr_varint_put(out->p + out->len, nrows);
 	out->len += gr_varint_put(out->p + out->len, (uint64_t)ncols);
-
-	for (int c = 0; c < ncols; c++) {
-		struct gr_colbuf pc, *col = (struct gr_colbuf *)&cols[c];
-		int64_t cval = 0;
-		if (perm) {
-			/* Gather the column in block order. */
-			pc.v = e->gather;
-			for (uint32_t i = 0; i < nrows; i++)
-				pc.v[i] = col->v[perm[i]];
-			pc.nulls = NULL;
-			if (has_any_null(col, nrows)) {
-				pc.nulls = e->nulls;
-				memset(pc.nulls, 0, (nrows + 7) / 8);
-				for (uint32_t i = 0; i < nrows; i++) {
-					uint32_t k = perm[i];
-					if ((col->nulls[k >> 3] >> (k & 7)) & 1)
-						pc.nulls[i >> 3] |=
-							(uint8_t)(1u << (i & 7));
-				}
-			}
-			col = &pc;
-		}
-		int nulls = has_any_null(col, nrows);
-		int enc = nrows ? choose_encoding(col, nrows, &cval)
-				: GR_ENC_CONST;
-		uint8_t flags = (uint8_t)enc | (nulls ? GR_ENC_NULLS : 0);
-		size_t bitmap = nulls ? (nrows + 7) / 8 : 0;
-
-		/* Raw column bytes: bitmap then varints. */
-		e->raw.len = 0;
-		if (enc != GR_ENC_CONST || nulls) {
-			size_t need = bitmap + 1 +
-				      (enc == GR_ENC_CONST ? 0 : (size_t)nrows * 8);
-			if ((err = gr_buf__reserve(&e->raw, need)))
-				return err;
-			if (nulls) {
-				memcpy(e->raw.p, col->nulls, bitmap);
-				/* Bits past nrows must not leak stale state. */
-				if (nrows & 7)
-					e->raw.p[bitmap - 1] &=
-						(uint8_t)((1u << (nrows & 7)) - 1);
-			}
-			e->raw.len = bitmap;
-			if (enc != GR_ENC_CONST) {
-				/* Zigzag into the scratch, find the width,
-				 * then scatter the byte planes. */
-				uint64_t *u = e->zz, all = 0;
-				int64_t prev = 0;
-				for (uint32_t i = 0; i < nrows; i++) {
-					int64_t v = col->v[i];
-					u[i] = enc == GR_ENC_DELTA ?
-						gr_zigzag((int64_t)((uint64_t)v -
-								    (uint64_t)prev)) :
-						gr_zigzag(v);
-					all |= u[i];
-					prev = v;
-				}
-				int width = (bits(all) + 7) / 8;
-				uint8_t *p = e->raw.p + e->raw.len;
-				const uint8_t *src = (const uint8_t *)u;
-				*p++ = (uint8_t)width;
-				/* Plane b is byte b of each little-endian
-				 * value: a strided byte copy, no shifts. */
-				for (int b = 0; b < width; b++, p += nrows)
-					for (uint32_t i = 0; i < nrows; i++)
-						p[i] = src[8 * (size_t)i + b];
-				e->raw.len = (size_t)(p - e->raw.p);
-			}
-		}
-
-		/* Compress the column unless it is too small to gain. */
-		size_t stored = e->raw.len;
-		if (e->raw.len >= 64) {
-			size_t bound = ZSTD_compressBound(e->raw.len);
-			if ((err = gr_buf__reserve(&e->data, bound)))
-				return err;
-			size_t z = ZSTD_compressCCtx(e->zc, e->data.p + e->data.len,
-						     bound, e->raw.p, e->raw.len,
-						     e->level);
-			if (ZSTD_isError(z))
-				return -EIO;
-			if (z < e->raw.len) {
-				flags |= GR_ENC_ZSTD;
-				stored = z;
-			}
-		}
-		if (!(flags & GR_ENC_ZSTD) && stored) {
-			if ((err = gr_buf__reserve(&e->data, stored)))
-				return err;
-			memcpy(e->data.p + e->data.len, e->raw.p, stored);
-		}
-		e->data.len += stored;
-
-		size_t h = 0;
-		hdr[h++] = flags;
-		h += gr_varint_put(hdr + h, e->raw.len);
-		h += gr_varint_put(hdr + h, stored);
-		if (enc == GR_ENC_CONST)
-			h += gr_varint_put(hdr + h, gr_zigzag(cval));
-		if ((err = gr_buf__reserve(out, h)))
+	for (int c = 0; c < ncols; c++)
+		if ((err = encode_column(e, &cols[c], nrows, perm, out)))
 			return err;
-		memcpy(out->p + out->len, hdr, h);
-		out->len += h;
-	}
 	if ((err = gr_buf__reserve(out, e->data.len)))
 		return err;
 	if (e->data.len)
