@@ -790,6 +790,27 @@ static int start_line(struct gr_writer *w)
 	return err;
 }
 
+/* Appends the open segment's seal line (after this run's start line if
+ * still pending), making room on a full disk.  Returns 0 or -errno. */
+static int seal_line(struct gr_writer *w, const char *hex, uint64_t bytes)
+{
+	int64_t at = real_ns(w);
+	struct gr_manifest_entry e = {
+		.start_ts = w->seg_ts_min, .end_ts = w->seg_ts_max,
+		.events = w->seg_events, .bytes = bytes, .seq = w->seq,
+	};
+	int err;
+	snprintf(e.name, sizeof(e.name), "%s", w->seg_name);
+	snprintf(e.sha256, sizeof(e.sha256), "%s", hex);
+	snprintf(e.prev, sizeof(e.prev), "%s", w->prev_sha);
+	snprintf(e.host, sizeof(e.host), "%s", w->host);
+	while (((err = start_line(w)) ||
+		(err = gr_manifest_w__seal(w->mw, at, w->last_seq, &e))) &&
+	       is_full(err) && retention_make_room(w))
+		;
+	return err;
+}
+
 static int segment_seal(struct gr_writer *w)
 {
 	int err = 0;
@@ -877,20 +898,7 @@ static int segment_seal(struct gr_writer *w)
 	uint64_t bytes = fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 	int64_t mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
 			sb.st_mtim.tv_nsec;
-	int64_t at = real_ns(w);
-	struct gr_manifest_entry e = {
-		.start_ts = w->seg_ts_min, .end_ts = w->seg_ts_max,
-		.events = w->seg_events, .bytes = bytes, .seq = w->seq,
-	};
-	snprintf(e.name, sizeof(e.name), "%s", w->seg_name);
-	memcpy(e.sha256, hex, sizeof(hex));
-	snprintf(e.prev, sizeof(e.prev), "%s", w->prev_sha);
-	snprintf(e.host, sizeof(e.host), "%s", w->host);
-	while (((err = start_line(w)) ||
-		(err = gr_manifest_w__seal(w->mw, at, w->last_seq, &e))) &&
-	       is_full(err) && retention_make_room(w))
-		;
-	if (err) {
+	if ((err = seal_line(w, hex, bytes))) {
 		close(fd);
 		wlog(w, "cannot append to %s/%s: %s", w->dir, GR_MANIFEST,
 		     strerror(-err));
