@@ -8,7 +8,7 @@
 #define GR__FIRST(a, ...) a
 #define GR__SS(...) GR__FIRST(__VA_OPT__(GR_SS_##__VA_ARGS__,) GR_SS_NONE)
 #define GR__COL(t, n, ty, d, ...) { #n, GR_##ty, d, GR__SS(__VA_ARGS__) },
-#define GR__COLS(t, f, d) \
+#define GR__COLS(t, f, d, ...) \
 	static const struct gr_column cols_##t[] = { GR_COLS_##t(GR__COL, t) };
 GR_TABLES(GR__COLS)
 #undef GR__COLS
@@ -16,13 +16,16 @@ GR_TABLES(GR__COLS)
 #undef GR__SS
 #undef GR__FIRST
 
-#define GR__TAB(t, f, d) \
-	{ #t, f, d, cols_##t, (int)(sizeof(cols_##t) / sizeof(cols_##t[0])) },
+/* A table without GR_LABEL gets a zero label (set 0). */
+#define GR__TAB(t, f, d, ...)                                               \
+	{ .name = #t, .flags = f, .desc = d, .cols = cols_##t,              \
+	  .ncols = (int)(sizeof(cols_##t) / sizeof(cols_##t[0])),           \
+	  __VA_OPT__(.label = __VA_ARGS__) },
 const struct gr_table gr_tables[GR_NTABLES] = { GR_TABLES(GR__TAB) };
 #undef GR__TAB
 
 /* Every table must fit a 64-bit null mask. */
-#define GR__CHK(t, f, d) _Static_assert(GR_##t##__NCOLS <= GR_MAX_COLS, #t);
+#define GR__CHK(t, f, d, ...) _Static_assert(GR_##t##__NCOLS <= GR_MAX_COLS, #t);
 GR_TABLES(GR__CHK)
 #undef GR__CHK
 
@@ -36,7 +39,7 @@ GR_TABLES(GR__CHK)
 		       #t "." #n " is not where GR_EVENT_COLS puts it");
 #define GR_EVENT_COLS(C, t) GR__EVENT_COLS(GR__EVCHK, t)
 #define GR__NOCOL(t, n, ty, d, ...)
-#define GR__EVTAB(t, f, d) GR_COLS_##t(GR__NOCOL, t)
+#define GR__EVTAB(t, f, d, ...) GR_COLS_##t(GR__NOCOL, t)
 GR_TABLES(GR__EVTAB)
 #undef GR__EVTAB
 #undef GR__NOCOL

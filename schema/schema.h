@@ -38,12 +38,12 @@ enum gr_sum_src {
 
 #include "schema/tables.def"
 
-#define GR__TID(t, f, d) GR_T_##t,
+#define GR__TID(t, f, d, ...) GR_T_##t,
 enum gr_table_id { GR_TABLES(GR__TID) GR_NTABLES };
 #undef GR__TID
 
 #define GR__CID(t, n, ty, d, ...) GR_##t##_##n,
-#define GR__CENUM(t, f, d) enum { GR_COLS_##t(GR__CID, t) GR_##t##__NCOLS };
+#define GR__CENUM(t, f, d, ...) enum { GR_COLS_##t(GR__CID, t) GR_##t##__NCOLS };
 GR_TABLES(GR__CENUM)
 #undef GR__CENUM
 #undef GR__CID
@@ -65,12 +65,21 @@ struct gr_column {
 	enum gr_sum_src sum;  /* summary tables: what the column shows */
 };
 
+/* How an export names a table's rows (tables.def, GR_LABEL). */
+struct gr_label {
+	const char *prefix;
+	const char *cols[3];  /* the first not NULL names the row */
+	int set;              /* the table declares one */
+};
+#define GR_LABEL(prefix, ...) { prefix, { __VA_ARGS__ }, 1 }
+
 struct gr_table {
 	const char *name;
 	unsigned flags;
 	const char *desc;
 	const struct gr_column *cols;
 	int ncols;
+	struct gr_label label;
 };
 
 extern const struct gr_table gr_tables[GR_NTABLES];
