@@ -2,7 +2,7 @@
  *
  * The input is one block payload, as a segment's blocks.payload holds it.
  * It is parsed with gr_block__parse and, when that accepts it, every
- * column is decoded the way the query layer does (query/vtab.c next_block:
+ * column is decoded the way the store's scan does (store/scan.c:
  * an int64 array of nrows and a null bitmap per column, reused across
  * blocks), and the decoded columns are fed to the summary accumulator
  * (store/summary.c gr_sum__add, as query/sumtab.c does) as a cuda_kernel
@@ -21,7 +21,7 @@
 #include "store/codec.h"
 #include "store/summary.h"
 
-/* The reader's cap: what query/vtab.c would allocate for one block. */
+/* The reader's cap: what store/scan.c would allocate for one block. */
 static int64_t *cv[GR_MAX_COLS];
 static uint8_t *cn[GR_MAX_COLS];
 static uint32_t cap;
