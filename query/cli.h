@@ -13,6 +13,9 @@
  *  - the modules a command calls (export, perfetto, report) print
  *    nothing: they return a status or -errno and put the one-line reason
  *    in a caller's buffer with gr_cli__fail(); the command prints it.
+ * output.c's printers are the one exception, on purpose: they run a
+ * statement for the caller like sqlite3_exec() and answer like it, an
+ * SQLite result code and a malloc'd message (*pzErr).
  */
 #ifndef GR_QUERY_CLI_H
 #define GR_QUERY_CLI_H
