@@ -38,85 +38,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hmap.h"
+#include "common/vec.h"
 #include "query/cli.h"
 #include "query/output.h"
 
-/* ---- perfetto ------------------------------------------------------------ */
-
 #define PF_PSEUDO (1 << 22)		/* PID_MAX_LIMIT */
 #define PF_HOST_STRIDE 10000000		/* one host's pid space */
-
-/* A hash map from three integers to an index + 1 (0: no entry). */
-struct pf_slot {
-	int64_t k[3];
-	uint32_t v;
-};
-
-struct pf_map {
-	struct pf_slot *s;
-	size_t cap, n;		/* cap a power of two; n <= cap / 2 */
-};
-
-static uint64_t pf_hash(const int64_t *k)
-{
-	uint64_t h = (uint64_t)k[0] * 0x9e3779b97f4a7c15ull;
-
-	h = (h ^ (uint64_t)k[1]) * 0xbf58476d1ce4e5b9ull;
-	h = (h ^ (uint64_t)k[2]) * 0x94d049bb133111ebull;
-	return h ^ (h >> 31);
-}
-
-/* Returns the value of key (a, b, c), 0 if new (the caller sets it at
- * once); NULL when out of memory. */
-static uint32_t *pf_map_get(struct pf_map *m, int64_t a, int64_t b,
-			    int64_t c)
-{
-	int64_t k[3] = { a, b, c };
-	size_t j;
-
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 256;
-		struct pf_slot *s = calloc(cap, sizeof(*s));
-
-		if (!s)
-			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->s[i].v)
-				continue;
-			j = pf_hash(m->s[i].k) & (cap - 1);
-			while (s[j].v)
-				j = (j + 1) & (cap - 1);
-			s[j] = m->s[i];
-		}
-		free(m->s);
-		m->s = s;
-		m->cap = cap;
-	}
-	j = pf_hash(k) & (m->cap - 1);
-	while (m->s[j].v) {
-		if (memcmp(m->s[j].k, k, sizeof(k)) == 0)
-			return &m->s[j].v;
-		j = (j + 1) & (m->cap - 1);
-	}
-	memcpy(m->s[j].k, k, sizeof(k));
-	m->n++;
-	return &m->s[j].v;
-}
-
-/* Makes room for one more element in an array of @size-byte elements
- * holding @n of *@cap.  Returns the array (moved, perhaps), or NULL. */
-static void *pf_grow(void *p, uint32_t n, uint32_t *cap, size_t size)
-{
-	uint32_t c;
-
-	if (n < *cap)
-		return p;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(p, (size_t)c * size);
-	if (p)
-		*cap = c;
-	return p;
-}
 
 /* Replaces *@name by a copy of @s unless it already says that.  Returns
  * 0 or -ENOMEM. */
@@ -154,16 +82,17 @@ struct pf_proc {
 	int used;		/* it has a track */
 };
 
+struct pf_lane {
+	int64_t end;		/* when its last request completed */
+	uint32_t thread;
+};
+
 /* The lanes of one process's block requests, or of one device's
  * requests that no process issued. */
 struct pf_group {
 	uint32_t proc;		/* the process the lanes are tracks of */
 	char *label;		/* "block I/O", or the device */
-	uint32_t nlanes, cap;
-	struct pf_lane {
-		int64_t end;	/* when its last request completed */
-		uint32_t thread;
-	} *lanes;
+	GR_VEC(struct pf_lane) lanes;
 };
 
 /* Where a table's columns are, in SELECT * order, and what names and
@@ -175,25 +104,59 @@ struct pf_cols {
 	int args[GR_MAX_COLS], nargs;
 };
 
-/* State of one perfetto export. */
+/* State of one perfetto export.  The maps hold an index + 1 into the
+ * vectors; their keys are two 32-bit halves (pf_key2), so a pid or tid as
+ * read, any int64, is first interned into a 32-bit id (pf_intern). */
 struct pf {
 	FILE *f;
 	uint64_t nevents;	/* events written so far */
-	struct pf_host *hosts;
-	uint32_t nhosts, caphosts;
+	GR_VEC(struct pf_host) hosts;
 	int last_host;		/* index of the host last looked up, or -1 */
-	struct pf_map proc_map, thread_map, group_map;
-	struct pf_proc *procs;
-	uint32_t nprocs, capprocs;
-	struct pf_thread *threads;
-	uint32_t nthreads, capthreads;
-	struct pf_group *groups;
-	uint32_t ngroups, capgroups;
-	char **devs;		/* devices of unattributed block requests */
-	uint32_t ndevs, capdevs;
+	struct gr_hmap ids;	/* pid or tid as read -> id + 1 */
+	uint32_t nids;
+	struct gr_hmap proc_map;   /* (host, pid id) -> procs */
+	struct gr_hmap thread_map; /* (proc, tid id) -> threads */
+	struct gr_hmap group_map;  /* proc, or (host + 1, dev) -> groups */
+	GR_VEC(struct pf_proc) procs;
+	GR_VEC(struct pf_thread) threads;
+	GR_VEC(struct pf_group) groups;
+	GR_VEC(char *) devs;	/* devices of unattributed block requests */
 	int64_t last_key[3];	/* the thread of the last event ... */
 	uint32_t last_thread;	/* ... and its index + 1 (0: none) */
 };
+
+static uint64_t pf_key2(uint32_t hi, uint32_t lo)
+{
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* Returns the index + 1 that @key maps to in @m, 0 if none. */
+static uint32_t pf_map_get(const struct gr_hmap *m, uint64_t key)
+{
+	return (uint32_t)(uintptr_t)gr_hmap__get(m, key);
+}
+
+/* Maps @key to index @i of a vector.  Returns 0 or -ENOMEM. */
+static int pf_map_put(struct gr_hmap *m, uint64_t key, uint32_t i)
+{
+	return gr_hmap__put(m, key, (void *)(uintptr_t)(i + 1));
+}
+
+/* Sets *@id to the id of pid or tid @v, the next one if new.  Returns 0
+ * or -ENOMEM. */
+static int pf_intern(struct pf *p, int64_t v, uint32_t *id)
+{
+	uint32_t i = pf_map_get(&p->ids, (uint64_t)v);
+
+	if (!i) {
+		if (p->nids == UINT32_MAX - 1 ||
+		    pf_map_put(&p->ids, (uint64_t)v, p->nids))
+			return -ENOMEM;
+		i = ++p->nids;
+	}
+	*id = i - 1;
+	return 0;
+}
 
 static int64_t pf_base(int host)
 {
@@ -205,42 +168,42 @@ static int pf_host(struct pf *p, const char *name)
 {
 	struct pf_host *h;
 
-	if (p->last_host >= 0 && strcmp(p->hosts[p->last_host].name, name) == 0)
+	if (p->last_host >= 0 &&
+	    strcmp(p->hosts.v[p->last_host].name, name) == 0)
 		return p->last_host;
-	for (uint32_t i = 0; i < p->nhosts; i++)
-		if (strcmp(p->hosts[i].name, name) == 0)
+	for (uint32_t i = 0; i < p->hosts.n; i++)
+		if (strcmp(p->hosts.v[i].name, name) == 0)
 			return p->last_host = (int)i;
-	if (!(h = pf_grow(p->hosts, p->nhosts, &p->caphosts, sizeof(*h))))
+	if (!(h = gr_vec__push(&p->hosts)))
 		return -ENOMEM;
-	p->hosts = h;
-	h += p->nhosts;
-	if (!(h->name = strdup(name)))
+	if (!(h->name = strdup(name))) {
+		p->hosts.n--;
 		return -ENOMEM;
-	h->next_lane = pf_base((int)p->nhosts) + PF_PSEUDO + 1;
-	return p->last_host = (int)p->nhosts++;
+	}
+	h->next_lane = pf_base((int)p->hosts.n - 1) + PF_PSEUDO + 1;
+	return p->last_host = (int)p->hosts.n - 1;
 }
 
 /* Sets *@out to the index of process @pid of host @h, added if new.
  * Returns 0 or -ENOMEM. */
 static int pf_proc(struct pf *p, int h, int64_t pid, uint32_t *out)
 {
-	uint32_t *v = pf_map_get(&p->proc_map, h, pid, 0);
 	struct pf_proc *pr;
+	uint32_t id, v;
 
-	if (!v)
+	if (pf_intern(p, pid, &id))
 		return -ENOMEM;
-	if (!*v) {
-		pr = pf_grow(p->procs, p->nprocs, &p->capprocs, sizeof(*pr));
-		if (!pr)
+	v = pf_map_get(&p->proc_map, pf_key2((uint32_t)h, id));
+	if (!v) {
+		if (!(pr = gr_vec__push(&p->procs)))
 			return -ENOMEM;
-		p->procs = pr;
-		pr += p->nprocs;
-		memset(pr, 0, sizeof(*pr));
 		pr->pid = pf_base(h) + pid;
 		pr->host = h;
-		*v = ++p->nprocs;
+		v = p->procs.n;
+		if (pf_map_put(&p->proc_map, pf_key2((uint32_t)h, id), v - 1))
+			return -ENOMEM;
 	}
-	*out = *v - 1;
+	*out = v - 1;
 	return 0;
 }
 
@@ -249,17 +212,13 @@ static int64_t pf_new_thread(struct pf *p, uint32_t proc, int64_t tid)
 {
 	struct pf_thread *th;
 
-	th = pf_grow(p->threads, p->nthreads, &p->capthreads, sizeof(*th));
-	if (!th)
+	if (!(th = gr_vec__push(&p->threads)))
 		return -ENOMEM;
-	p->threads = th;
-	th += p->nthreads;
-	th->pid = p->procs[proc].pid;
+	th->pid = p->procs.v[proc].pid;
 	th->tid = tid;
-	th->name = NULL;
 	th->proc = proc;
-	p->procs[proc].used = 1;
-	return p->nthreads++;
+	p->procs.v[proc].used = 1;
+	return p->threads.n - 1;
 }
 
 /* Notes that a thread of process @proc (its main thread if @is_main) is
@@ -267,7 +226,7 @@ static int64_t pf_new_thread(struct pf *p, uint32_t proc, int64_t tid)
 static int pf_proc_comm(struct pf *p, uint32_t proc, int is_main,
 			const char *comm)
 {
-	struct pf_proc *pr = &p->procs[proc];
+	struct pf_proc *pr = &p->procs.v[proc];
 
 	if (!pr->any_comm && !(pr->any_comm = strdup(comm)))
 		return -ENOMEM;
@@ -276,36 +235,44 @@ static int pf_proc_comm(struct pf *p, uint32_t proc, int is_main,
 	return 0;
 }
 
+/* Sets p->last_thread to the track of thread @tid of process @pid on
+ * host @h, added if new.  Returns 0 or -ENOMEM. */
+static int pf_find_thread(struct pf *p, int h, int64_t pid, int64_t tid)
+{
+	uint32_t proc, id, v;
+
+	if (pf_proc(p, h, pid, &proc) || pf_intern(p, tid, &id))
+		return -ENOMEM;
+	v = pf_map_get(&p->thread_map, pf_key2(proc, id));
+	if (!v) {
+		int64_t i = pf_new_thread(p, proc, pf_base(h) + tid);
+
+		if (i < 0 || pf_map_put(&p->thread_map, pf_key2(proc, id),
+					(uint32_t)i))
+			return -ENOMEM;
+		v = (uint32_t)i + 1;
+	}
+	p->last_key[0] = h;
+	p->last_key[1] = pid;
+	p->last_key[2] = tid;
+	p->last_thread = v;
+	return 0;
+}
+
 /* Sets *@out to the track of thread @tid of process @pid on host @h,
  * named @comm (NULL: unknown).  Returns 0 or -ENOMEM. */
 static int pf_thread(struct pf *p, int h, int64_t pid, int64_t tid,
 		     const char *comm, uint32_t *out)
 {
-	uint32_t *v, proc;
-
 	if (!(p->last_thread && p->last_key[0] == h && p->last_key[1] == pid &&
-	      p->last_key[2] == tid)) {
-		if (!(v = pf_map_get(&p->thread_map, h, pid, tid)) ||
-		    pf_proc(p, h, pid, &proc))
-			return -ENOMEM;
-		if (!*v) {
-			int64_t i = pf_new_thread(p, proc, pf_base(h) + tid);
-
-			if (i < 0)
-				return -ENOMEM;
-			*v = (uint32_t)i + 1;
-		}
-		p->last_key[0] = h;
-		p->last_key[1] = pid;
-		p->last_key[2] = tid;
-		p->last_thread = *v;
-	}
+	      p->last_key[2] == tid) && pf_find_thread(p, h, pid, tid))
+		return -ENOMEM;
 	*out = p->last_thread - 1;
 	if (!comm)
 		return 0;
-	if (pf_set_name(&p->threads[*out].name, comm))
+	if (pf_set_name(&p->threads.v[*out].name, comm))
 		return -ENOMEM;
-	return pf_proc_comm(p, p->threads[*out].proc, tid == pid, comm);
+	return pf_proc_comm(p, p->threads.v[*out].proc, tid == pid, comm);
 }
 
 /* Returns the index of device @dev (NULL: unknown), added if new, or
@@ -316,15 +283,47 @@ static int64_t pf_dev(struct pf *p, const char *dev)
 
 	if (!dev)
 		dev = "unknown device";
-	for (uint32_t i = 0; i < p->ndevs; i++)
-		if (strcmp(p->devs[i], dev) == 0)
+	for (uint32_t i = 0; i < p->devs.n; i++)
+		if (strcmp(p->devs.v[i], dev) == 0)
 			return i;
-	if (!(d = pf_grow(p->devs, p->ndevs, &p->capdevs, sizeof(*d))))
+	if (!(d = gr_vec__push(&p->devs)))
 		return -ENOMEM;
-	p->devs = d;
-	if (!(d[p->ndevs] = strdup(dev)))
+	if (!(*d = strdup(dev))) {
+		p->devs.n--;
 		return -ENOMEM;
-	return p->ndevs++;
+	}
+	return p->devs.n - 1;
+}
+
+/* Sets *@out to the group of block-request lanes of process *@pid of
+ * host @h, or of device @dev when @pid is NULL, added if new.  Returns 0
+ * or -ENOMEM. */
+static int pf_group(struct pf *p, int h, const int64_t *pid, const char *dev,
+		    uint32_t *out)
+{
+	int64_t d = pid ? 0 : pf_dev(p, dev);
+	uint32_t proc, v;
+	uint64_t key;
+	struct pf_group *g;
+
+	if (d < 0 || pf_proc(p, h, pid ? *pid : PF_PSEUDO, &proc))
+		return -ENOMEM;
+	/* A process's lanes: its index (high half 0); a device's: the
+	 * host + 1 in the high half. */
+	key = pid ? proc : pf_key2((uint32_t)h + 1, (uint32_t)d);
+	if ((v = pf_map_get(&p->group_map, key))) {
+		*out = v - 1;
+		return 0;
+	}
+	if (!(g = gr_vec__push(&p->groups)))
+		return -ENOMEM;
+	g->proc = proc;
+	g->label = strdup(pid ? "block I/O" : p->devs.v[d]);
+	if (!g->label || (!pid && pf_set_name(
+			&p->procs.v[proc].table_name, "block devices")))
+		return -ENOMEM;
+	*out = p->groups.n - 1;
+	return pf_map_put(&p->group_map, key, *out);
 }
 
 /* Sets *@out to the track of a block request [@ts, @end) of host @h:
@@ -333,57 +332,33 @@ static int64_t pf_dev(struct pf *p, const char *dev)
 static int pf_lane(struct pf *p, int h, const int64_t *pid, const char *dev,
 		   int64_t ts, int64_t end, uint32_t *out)
 {
-	int64_t key = pid ? *pid : pf_dev(p, dev);
-	uint32_t *v, i;
 	struct pf_group *g;
 	struct pf_lane *l;
+	uint32_t gi, i;
 
-	if (key < 0 && !pid)
+	if (pf_group(p, h, pid, dev, &gi))
 		return -ENOMEM;
-	if (!(v = pf_map_get(&p->group_map, h, pid ? 1 : 2, key)))
-		return -ENOMEM;
-	if (!*v) {
-		uint32_t proc;
-
-		g = pf_grow(p->groups, p->ngroups, &p->capgroups, sizeof(*g));
-		if (!g)
-			return -ENOMEM;
-		p->groups = g;
-		g += p->ngroups;
-		memset(g, 0, sizeof(*g));
-		if (pf_proc(p, h, pid ? *pid : PF_PSEUDO, &proc))
-			return -ENOMEM;
-		g->proc = proc;
-		g->label = strdup(pid ? "block I/O" : p->devs[key]);
-		if (!g->label || (!pid && pf_set_name(
-				&p->procs[proc].table_name, "block devices")))
-			return -ENOMEM;
-		*v = ++p->ngroups;
-	}
-	g = &p->groups[*v - 1];
-	for (i = 0; i < g->nlanes && g->lanes[i].end > ts; i++)
+	g = &p->groups.v[gi];
+	for (i = 0; i < g->lanes.n && g->lanes.v[i].end > ts; i++)
 		;
-	if (i == g->nlanes) {
-		int64_t t = pf_new_thread(p, g->proc, p->hosts[h].next_lane++);
+	if (i == g->lanes.n) {
+		int64_t t = pf_new_thread(p, g->proc,
+					  p->hosts.v[h].next_lane++);
 		char *name;
 
-		if (t < 0)
+		if (t < 0 || !(l = gr_vec__push(&g->lanes)))
 			return -ENOMEM;
-		if (!(l = pf_grow(g->lanes, g->nlanes, &g->cap, sizeof(*l))))
-			return -ENOMEM;
-		g->lanes = l;
 		if (i == 0)
 			name = strdup(g->label);
 		else if (asprintf(&name, "%s (%u)", g->label, i + 1) < 0)
 			name = NULL;
 		if (!name)
 			return -ENOMEM;
-		p->threads[t].name = name;
-		g->lanes[i].thread = (uint32_t)t;
-		g->nlanes++;
+		p->threads.v[t].name = name;
+		l->thread = (uint32_t)t;
 	}
-	g->lanes[i].end = end;
-	*out = g->lanes[i].thread;
+	g->lanes.v[i].end = end;
+	*out = g->lanes.v[i].thread;
 	return 0;
 }
 
@@ -642,7 +617,7 @@ static int pf_row(struct pf *p, sqlite3_stmt *st, const struct gr_table *tab,
 			     ts + dur, &t);
 		/* The issuer names the process, if no thread of it does. */
 		if (!rc && has_pid && comm)
-			rc = pf_proc_comm(p, p->threads[t].proc,
+			rc = pf_proc_comm(p, p->threads.v[t].proc,
 					  col_int(st, c->tid, -1) == pid, comm);
 	} else
 		rc = pf_thread(p, h, pid, col_int(st, c->tid, pid),
@@ -654,9 +629,9 @@ static int pf_row(struct pf *p, sqlite3_stmt *st, const struct gr_table *tab,
 	pf_str(p->f, tab->name);
 	pf_name(p, st, c, tab->name);
 	pf_key(p->f, "pid");
-	pf_int(p->f, p->threads[t].pid);
+	pf_int(p->f, p->threads.v[t].pid);
 	pf_key(p->f, "tid");
-	pf_int(p->f, p->threads[t].tid);
+	pf_int(p->f, p->threads.v[t].tid);
 	pf_key(p->f, "ts");
 	pf_us(p->f, ts);
 	pf_key(p->f, "dur");
@@ -719,7 +694,7 @@ static int pf_name_row(struct pf *p, sqlite3_stmt *st,
 		return 0;
 	if (h < 0 || pf_proc(p, h, sqlite3_column_int64(st, 1), &pr))
 		return -ENOMEM;
-	return pf_set_name(&p->procs[pr].table_name, comm);
+	return pf_set_name(&p->procs.v[pr].table_name, comm);
 }
 
 typedef int pf_row_fn(struct pf *p, sqlite3_stmt *st,
@@ -763,8 +738,8 @@ static void pf_names(struct pf *p)
 {
 	FILE *f = p->f;
 
-	for (uint32_t i = 0; i < p->nprocs; i++) {
-		struct pf_proc *pr = &p->procs[i];
+	for (uint32_t i = 0; i < p->procs.n; i++) {
+		struct pf_proc *pr = &p->procs.v[i];
 		const char *name = pr->table_name ? pr->table_name :
 				   pr->main_comm ? pr->main_comm : pr->any_comm;
 
@@ -779,17 +754,17 @@ static void pf_names(struct pf *p)
 				    strlen(name));
 		else
 			pf_int(f, pr->pid);
-		if (p->nhosts > 1) {
+		if (p->hosts.n > 1) {
 			fputs_unlocked(" (", f);
 			pf_str_body(f, (const unsigned char *)
-				    p->hosts[pr->host].name,
-				    strlen(p->hosts[pr->host].name));
+				    p->hosts.v[pr->host].name,
+				    strlen(p->hosts.v[pr->host].name));
 			putc_unlocked(')', f);
 		}
 		fputs_unlocked("\"}}", f);
 	}
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		struct pf_thread *th = &p->threads[i];
+	for (uint32_t i = 0; i < p->threads.n; i++) {
+		struct pf_thread *th = &p->threads.v[i];
 
 		pf_begin(p, "M");
 		fputs_unlocked(",\"name\":\"thread_name\",\"pid\":", f);
@@ -808,29 +783,30 @@ static void pf_names(struct pf *p)
 
 static void pf_free(struct pf *p)
 {
-	for (uint32_t i = 0; i < p->nhosts; i++)
-		free(p->hosts[i].name);
-	for (uint32_t i = 0; i < p->nprocs; i++) {
-		free(p->procs[i].table_name);
-		free(p->procs[i].main_comm);
-		free(p->procs[i].any_comm);
+	for (uint32_t i = 0; i < p->hosts.n; i++)
+		free(p->hosts.v[i].name);
+	for (uint32_t i = 0; i < p->procs.n; i++) {
+		free(p->procs.v[i].table_name);
+		free(p->procs.v[i].main_comm);
+		free(p->procs.v[i].any_comm);
 	}
-	for (uint32_t i = 0; i < p->nthreads; i++)
-		free(p->threads[i].name);
-	for (uint32_t i = 0; i < p->ngroups; i++) {
-		free(p->groups[i].label);
-		free(p->groups[i].lanes);
+	for (uint32_t i = 0; i < p->threads.n; i++)
+		free(p->threads.v[i].name);
+	for (uint32_t i = 0; i < p->groups.n; i++) {
+		free(p->groups.v[i].label);
+		gr_vec__free(&p->groups.v[i].lanes);
 	}
-	for (uint32_t i = 0; i < p->ndevs; i++)
-		free(p->devs[i]);
-	free(p->hosts);
-	free(p->procs);
-	free(p->threads);
-	free(p->groups);
-	free(p->devs);
-	free(p->proc_map.s);
-	free(p->thread_map.s);
-	free(p->group_map.s);
+	for (uint32_t i = 0; i < p->devs.n; i++)
+		free(p->devs.v[i]);
+	gr_vec__free(&p->hosts);
+	gr_vec__free(&p->procs);
+	gr_vec__free(&p->threads);
+	gr_vec__free(&p->groups);
+	gr_vec__free(&p->devs);
+	gr_hmap__free(&p->ids);
+	gr_hmap__free(&p->proc_map);
+	gr_hmap__free(&p->thread_map);
+	gr_hmap__free(&p->group_map);
 }
 
 /* Writes the trace to p->f.  Returns 0, or 2 with @err set. */
@@ -855,7 +831,7 @@ static int pf_write(const struct gr_export *x, struct pf *p, sqlite3 *db,
 
 		if (x->tables[i] == GR_T_process)
 			continue;	/* names only */
-		pf_cols(tab, x->tables[i] == GR_T_block_io, p->nhosts > 1, &c);
+		pf_cols(tab, x->tables[i] == GR_T_block_io, p->hosts.n > 1, &c);
 		rc = pf_scan(p, db, pf_query(x, db, x->tables[i]), pf_row, tab,
 			     &c, err, len);
 	}
