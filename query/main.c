@@ -201,9 +201,8 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 	sqlite3 *db;
 	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE |
 			    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
+			    NULL) != SQLITE_OK)
 		die_internal("cannot open SQLite: %s", sqlite3_errmsg(db));
-	}
 	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
 	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	/* GROUP BY and ORDER BY over millions of rows are sorts: let
@@ -222,9 +221,8 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 		rc = gr_vtab__register(db, q);
 	if (rc == SQLITE_OK && q)
 		rc = gr_sumtab__register(db, q);
-	if (rc != SQLITE_OK) {
+	if (rc != SQLITE_OK)
 		die_internal("cannot set up tables: %s", sqlite3_errmsg(db));
-	}
 	if (au)
 		sqlite3_set_authorizer(db, authorize, au);
 	return db;
