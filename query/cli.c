@@ -6,40 +6,34 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-static void vsay(FILE *f, const char *fmt, va_list ap)
-{
-	fprintf(f, "gpurec: ");
-	vfprintf(f, fmt, ap);
-	fputc('\n', f);
-}
+/* Prints "gpurec: ", the message of printf format @fmt and the variadic
+ * arguments of the function it is used in, and a newline, on @f. */
+#define SAY(f, fmt)							\
+	do {								\
+		va_list ap;						\
+									\
+		va_start(ap, fmt);					\
+		fprintf(f, "gpurec: ");					\
+		vfprintf(f, fmt, ap);					\
+		fputc('\n', f);						\
+		va_end(ap);						\
+	} while (0)
 
 void die_user(const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(stderr, fmt, ap);
-	va_end(ap);
+	SAY(stderr, fmt);
 	exit(EXIT_USER);
 }
 
 void die_internal(const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(stderr, fmt, ap);
-	va_end(ap);
+	SAY(stderr, fmt);
 	exit(EXIT_INTERNAL);
 }
 
 int gr_cli__error(FILE *f, int status, const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(f, fmt, ap);
-	va_end(ap);
+	SAY(f, fmt);
 	return status;
 }
 
