@@ -52,7 +52,10 @@ VTAB_SRC  := query/vtab.c query/vt_event.c query/vt_grouped.c \
 QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
              query/aggregates.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \
-             query/seal.c query/limits.c
+             query/seal.c query/limits.c \
+             query/perfetto.c query/cli.c
+# The shared containers (common/hmap.c) go wherever common/parse.c goes.
+STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
 SYNTH_SRC := bench/synth.c bench/synth_nccl.c

@@ -25,40 +25,14 @@
  * declared types `gpurec schema` shows, an index on ts per event table,
  * nothing left for a reader to decode.
  *
- * perfetto streams one JSON object per event in the Trace Event Format
- * (what ui.perfetto.dev and chrome://tracing open) and keeps in memory
- * only what names the tracks: an entry per thread, process and block I/O
- * lane.  Times are µs with three decimals: Perfetto parses the digits
- * exactly, where a double could not hold epoch µs to the nanosecond.  The
- * rest follows from the viewers' rules:
- *  - Complete ("X") events of one thread must nest, or Perfetto drops
- *    them.  A thread's calls, syscalls, off-CPU intervals and run-queue
- *    waits nest (a thread does one thing at a time, and all are timed on
- *    one clock), so they go on the thread.  Block requests do not: many
- *    are in flight at once, and a request outlives the syscall that issued
- *    it.  They go on lanes (pseudo-threads) of their process or, with no
- *    process (writeback, readahead), of a "block devices" process per
- *    host, lanes per device; a request takes the first lane free at its
- *    start, so there are as many lanes as requests were at most in flight.
- *  - cuda_api holds every CUDA call, so it adds only the calls that no
- *    other exported cuda_* table holds (each API belongs to one table):
- *    no call is drawn twice.
- *  - pids are one number space.  Host i (hosts in name order, from 0)
- *    shows pid p and tid t as i * 10,000,000 + p and + t; pseudo-threads
- *    and the block devices process take numbers from 2^22 up within their
- *    host's space (PID_MAX_LIMIT: no real pid or tid reaches it).
- *  - Names are metadata ("M") events after the events: a thread's last
- *    comm; a process's comm from the process table, else its main
- *    thread's, else that of any thread of it.  The process table gives
- *    names only, no events.
- *  - drops rows are global instant events: lost data shows on one track.
+ * perfetto: query/perfetto.c writes the trace; this file gives it the
+ * file.
  */
 #include "query/export.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,10 +41,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "query/cli.h"
 #include "query/output.h"
-
-#define EXIT_USER 1
-#define EXIT_INTERNAL 2
+#include "query/perfetto.h"
 
 static const char *const fmt_names[] = {
 	[GR_EXPORT_PERFETTO] = "perfetto",
@@ -89,19 +62,6 @@ int gr_export_format__parse(const char *name, enum gr_export_format *out)
 		}
 	}
 	return -EINVAL;
-}
-
-/* Writes a one-line reason into @err.  Returns @rc. */
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return rc;
 }
 
 /* ---- targets ------------------------------------------------------------ */
@@ -158,31 +118,31 @@ static int target__check(const struct gr_export *x, const char *path,
 	dir = slash == path ? strdup("/") :
 	      slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 	if (!dir)
-		return fail(err, len, -ENOMEM, "out of memory");
+		return gr_cli__fail(err, len, -ENOMEM, "out of memory");
 	if (stat(dir, &dst) == 0)
 		for (int i = 0; i < x->ndata; i++)
 			if (stat(x->data[i], &ds) == 0 &&
 			    ds.st_dev == dst.st_dev &&
 			    ds.st_ino == dst.st_ino) {
 				free(dir);
-				return fail(err, len, -EINVAL, "refusing to "
-					    "write %s: it is in %s, a data "
-					    "directory being read", path,
-					    x->data[i]);
+				return gr_cli__fail(err, len, -EINVAL, "refusing to "
+						    "write %s: it is in %s, a data "
+						    "directory being read", path,
+						    x->data[i]);
 			}
 	free(dir);
 	if (lstat(path, &st) != 0)
 		return 0; /* nothing there; other errors show when writing */
 	if (!S_ISREG(st.st_mode))
-		return fail(err, len, -EINVAL, "refusing to replace %s: it is "
-			    "%s (export replaces only a regular file)", path,
-			    kind_name(st.st_mode));
+		return gr_cli__fail(err, len, -EINVAL, "refusing to replace %s: it is "
+				    "%s (export replaces only a regular file)", path,
+				    kind_name(st.st_mode));
 	if (!x->force)
-		return fail(err, len, -EINVAL, "%s exists (--force replaces "
-			    "it)", path);
+		return gr_cli__fail(err, len, -EINVAL, "%s exists (--force replaces "
+				    "it)", path);
 	if (recording_name(path))
-		return fail(err, len, -EINVAL, "refusing to replace %s: it is "
-			    "named like a recording's segment or MANIFEST", path);
+		return gr_cli__fail(err, len, -EINVAL, "refusing to replace %s: it is "
+				    "named like a recording's segment or MANIFEST", path);
 	return 0;
 }
 
@@ -214,12 +174,12 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 		int t = gr_table__find(names[i]), dup = 0;
 
 		if (t < 0)
-			return fail(err, errlen, -EINVAL, "no table '%s' "
-				    "(gpurec tables lists them)", names[i]);
+			return gr_cli__fail(err, errlen, -EINVAL, "no table '%s' "
+					    "(gpurec tables lists them)", names[i]);
 		if (x->fmt == GR_EXPORT_PERFETTO &&
 		    !(gr_tables[t].flags & GR_TF_EVENT))
-			return fail(err, errlen, -EINVAL, "%s is not an event "
-				    "table: perfetto exports events", names[i]);
+			return gr_cli__fail(err, errlen, -EINVAL, "%s is not an event "
+					    "table: perfetto exports events", names[i]);
 		for (int j = 0; j < x->ntables; j++)
 			dup |= x->tables[j] == t;
 		if (!dup)
@@ -228,16 +188,16 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 
 	if (strcmp(x->out, "-") == 0) {
 		if (x->fmt == GR_EXPORT_SQLITE)
-			return fail(err, errlen, -EINVAL, "sqlite writes a "
-				    "file: -o - (stdout) is for perfetto, and for "
-				    "csv or jsonl of one table");
+			return gr_cli__fail(err, errlen, -EINVAL, "sqlite writes a "
+					    "file: -o - (stdout) is for perfetto, and for "
+					    "csv or jsonl of one table");
 		if (x->fmt != GR_EXPORT_PERFETTO && x->ntables != 1)
-			return fail(err, errlen, -EINVAL, "-o - writes one "
-				    "table to stdout: name one, or give -o DIR");
+			return gr_cli__fail(err, errlen, -EINVAL, "-o - writes one "
+					    "table to stdout: name one, or give -o DIR");
 		return 0;
 	}
 	if (!*x->out)
-		return fail(err, errlen, -EINVAL, "-o needs a path");
+		return gr_cli__fail(err, errlen, -EINVAL, "-o needs a path");
 	exists = stat(x->out, &st) == 0;
 	if (x->fmt == GR_EXPORT_CSV || x->fmt == GR_EXPORT_JSONL)
 		x->to_dir = n == 0 || x->ntables > 1 ||
@@ -245,10 +205,10 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 			    (exists && S_ISDIR(st.st_mode));
 	if (x->to_dir) {
 		if (exists && !S_ISDIR(st.st_mode))
-			return fail(err, errlen, -EINVAL, "%s is not a "
-				    "directory: %s of several tables writes "
-				    "DIR/TABLE.%s", x->out, fmt_names[x->fmt],
-				    fmt_names[x->fmt]);
+			return gr_cli__fail(err, errlen, -EINVAL, "%s is not a "
+					    "directory: %s of several tables writes "
+					    "DIR/TABLE.%s", x->out, fmt_names[x->fmt],
+					    fmt_names[x->fmt]);
 		if (!exists) {
 			/* The directory export would create: not in a data
 			 * directory either. */
@@ -257,8 +217,8 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 			int rc;
 
 			if (!d)
-				return fail(err, errlen, -ENOMEM,
-					    "out of memory");
+				return gr_cli__fail(err, errlen, -ENOMEM,
+						    "out of memory");
 			while (len > 1 && d[len - 1] == '/')
 				d[--len] = '\0';
 			rc = target__check(x, d, err, errlen);
@@ -271,8 +231,8 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 					     gr_tables[x->tables[i]].name, x->fmt);
 
 			if (!p)
-				return fail(err, errlen, -ENOMEM,
-					    "out of memory");
+				return gr_cli__fail(err, errlen, -ENOMEM,
+						    "out of memory");
 			int rc = target__check(x, p, err, errlen);
 
 			free(p);
@@ -282,8 +242,8 @@ int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 		return 0;
 	}
 	if (exists && S_ISDIR(st.st_mode))
-		return fail(err, errlen, -EINVAL, "%s is a directory: -o names "
-			    "the file to write", x->out);
+		return gr_cli__fail(err, errlen, -EINVAL, "%s is a directory: -o names "
+				    "the file to write", x->out);
 	return target__check(x, x->out, err, errlen);
 }
 
@@ -325,7 +285,7 @@ static int outf_open(struct outf *o, const struct gr_export *x,
 			     slash ? slash + 1 : path,
 			     (uint64_t)(r & 0xffffffffffffull)) < 0) {
 			o->tmp = NULL;
-			return fail(err, len, EXIT_INTERNAL, "out of memory");
+			return gr_cli__fail(err, len, EXIT_INTERNAL, "out of memory");
 		}
 		fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 			  O_CLOEXEC, 0666);
@@ -334,8 +294,8 @@ static int outf_open(struct outf *o, const struct gr_export *x,
 	if (fd < 0) {
 		free(o->tmp);
 		o->tmp = NULL;
-		return fail(err, len, EXIT_USER, "cannot write %s: %s", path,
-			    strerror(e));
+		return gr_cli__fail(err, len, EXIT_USER, "cannot write %s: %s", path,
+				    strerror(e));
 	}
 	if (!stream) {
 		close(fd);
@@ -347,7 +307,7 @@ static int outf_open(struct outf *o, const struct gr_export *x,
 		unlink(o->tmp);
 		free(o->tmp);
 		o->tmp = NULL;
-		return fail(err, len, EXIT_INTERNAL, "out of memory");
+		return gr_cli__fail(err, len, EXIT_INTERNAL, "out of memory");
 	}
 	setvbuf(o->f, NULL, _IOFBF, 1 << 20);
 	return 0;
@@ -409,10 +369,10 @@ static int outf_commit(struct outf *o, char *err, size_t len)
 	if (e) {
 		outf_abort(o);
 		if (e == EEXIST)
-			return fail(err, len, EXIT_USER, "%s exists (--force "
-				    "replaces it)", o->path);
-		return fail(err, len, EXIT_USER, "cannot write %s: %s",
-			    o->path, strerror(e));
+			return gr_cli__fail(err, len, EXIT_USER, "%s exists (--force "
+					    "replaces it)", o->path);
+		return gr_cli__fail(err, len, EXIT_USER, "cannot write %s: %s",
+				    o->path, strerror(e));
 	}
 	free(o->tmp);
 	o->tmp = NULL;
@@ -439,8 +399,8 @@ static int print_table(const struct gr_export *x, sqlite3 *db,
 	sqlite3_free(sql);
 	if (src != SQLITE_OK) {
 		outf_abort(&o);
-		return fail(err, len, EXIT_INTERNAL, "cannot read %s: %s", name,
-			    sqlite3_errmsg(db));
+		return gr_cli__fail(err, len, EXIT_INTERNAL, "cannot read %s: %s", name,
+				    sqlite3_errmsg(db));
 	}
 	src = gr_output__run(st, x->fmt == GR_EXPORT_CSV ? GR_FMT_CSV :
 			     GR_FMT_JSONL, o.f, &msg);
@@ -449,10 +409,10 @@ static int print_table(const struct gr_export *x, sqlite3 *db,
 		const char *why = msg ? msg : sqlite3_errstr(src);
 
 		if (ferror(o.f))
-			rc = fail(err, len, EXIT_USER, "%s: %s", path, why);
+			rc = gr_cli__fail(err, len, EXIT_USER, "%s: %s", path, why);
 		else
-			rc = fail(err, len, EXIT_INTERNAL, "reading %s: %s",
-				  name, why);
+			rc = gr_cli__fail(err, len, EXIT_INTERNAL, "reading %s: %s",
+					  name, why);
 		outf_abort(&o);
 		free(msg);
 		return rc;
@@ -464,8 +424,8 @@ static int export_tables(const struct gr_export *x, sqlite3 *db, char *err,
 			 size_t len)
 {
 	if (x->to_dir && mkdir(x->out, 0777) != 0 && errno != EEXIST)
-		return fail(err, len, EXIT_USER, "cannot create directory "
-			    "%s: %s", x->out, strerror(errno));
+		return gr_cli__fail(err, len, EXIT_USER, "cannot create directory "
+				    "%s: %s", x->out, strerror(errno));
 	for (int i = 0; i < x->ntables; i++) {
 		const char *name = gr_tables[x->tables[i]].name;
 		char *path = x->to_dir ? table_path(x->out, name, x->fmt) :
@@ -473,7 +433,7 @@ static int export_tables(const struct gr_export *x, sqlite3 *db, char *err,
 		int rc;
 
 		if (!path)
-			return fail(err, len, EXIT_INTERNAL, "out of memory");
+			return gr_cli__fail(err, len, EXIT_INTERNAL, "out of memory");
 		rc = print_table(x, db, name, path, err, len);
 		free(path);
 		if (rc)
@@ -535,14 +495,14 @@ static int fill_db(const struct gr_export *x, sqlite3 *db, const char *path,
 	int rc, t = -1;
 
 	if (sqlite3_prepare_v2(db, "ATTACH ?1 AS gr_export", -1, &st, NULL))
-		return fail(err, len, EXIT_INTERNAL, "cannot attach: %s",
-			    sqlite3_errmsg(db));
+		return gr_cli__fail(err, len, EXIT_INTERNAL, "cannot attach: %s",
+				    sqlite3_errmsg(db));
 	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return fail(err, len, EXIT_USER, "cannot write %s: %s", x->out,
-			    sqlite3_errmsg(db));
+		return gr_cli__fail(err, len, EXIT_USER, "cannot write %s: %s", x->out,
+				    sqlite3_errmsg(db));
 	/* A file no one reads before it is renamed into place needs no
 	 * journal: a failed export is deleted, not rolled back. */
 	rc = sqlite3_exec(db, "PRAGMA gr_export.journal_mode=OFF;"
@@ -555,19 +515,19 @@ static int fill_db(const struct gr_export *x, sqlite3 *db, const char *path,
 		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
 		if (write_error(db))
-			fail(err, len, EXIT_USER, "cannot write %s: %s", x->out,
-			     sqlite3_errmsg(db));
+			gr_cli__fail(err, len, EXIT_USER, "cannot write %s: %s", x->out,
+				     sqlite3_errmsg(db));
 		else
-			fail(err, len, EXIT_INTERNAL, "exporting %s: %s",
-			     t >= 0 ? gr_tables[t].name : "tables",
-			     sqlite3_errmsg(db));
+			gr_cli__fail(err, len, EXIT_INTERNAL, "exporting %s: %s",
+				     t >= 0 ? gr_tables[t].name : "tables",
+				     sqlite3_errmsg(db));
 		rc = write_error(db) ? EXIT_USER : EXIT_INTERNAL;
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	}
 	if (sqlite3_exec(db, "DETACH gr_export", NULL, NULL, NULL) != SQLITE_OK
 	    && rc == SQLITE_OK)
-		rc = fail(err, len, EXIT_INTERNAL, "cannot detach: %s",
-			  sqlite3_errmsg(db));
+		rc = gr_cli__fail(err, len, EXIT_INTERNAL, "cannot detach: %s",
+				  sqlite3_errmsg(db));
 	return rc;
 }
 
@@ -587,843 +547,15 @@ static int export_sqlite(const struct gr_export *x, sqlite3 *db, char *err,
 	return outf_commit(&o, err, len);
 }
 
-/* ---- perfetto ------------------------------------------------------------ */
-
-#define PF_PSEUDO (1 << 22)		/* PID_MAX_LIMIT */
-#define PF_HOST_STRIDE 10000000		/* one host's pid space */
-
-/* A hash map from three integers to an index + 1 (0: no entry). */
-struct pf_slot {
-	int64_t k[3];
-	uint32_t v;
-};
-
-struct pf_map {
-	struct pf_slot *s;
-	size_t cap, n;		/* cap a power of two; n <= cap / 2 */
-};
-
-static uint64_t pf_hash(const int64_t *k)
-{
-	uint64_t h = (uint64_t)k[0] * 0x9e3779b97f4a7c15ull;
-
-	h = (h ^ (uint64_t)k[1]) * 0xbf58476d1ce4e5b9ull;
-	h = (h ^ (uint64_t)k[2]) * 0x94d049bb133111ebull;
-	return h ^ (h >> 31);
-}
-
-/* Returns the value of key (a, b, c), 0 if new (the caller sets it at
- * once); NULL when out of memory. */
-static uint32_t *pf_map_get(struct pf_map *m, int64_t a, int64_t b,
-			    int64_t c)
-{
-	int64_t k[3] = { a, b, c };
-	size_t j;
-
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 256;
-		struct pf_slot *s = calloc(cap, sizeof(*s));
-
-		if (!s)
-			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->s[i].v)
-				continue;
-			j = pf_hash(m->s[i].k) & (cap - 1);
-			while (s[j].v)
-				j = (j + 1) & (cap - 1);
-			s[j] = m->s[i];
-		}
-		free(m->s);
-		m->s = s;
-		m->cap = cap;
-	}
-	j = pf_hash(k) & (m->cap - 1);
-	while (m->s[j].v) {
-		if (memcmp(m->s[j].k, k, sizeof(k)) == 0)
-			return &m->s[j].v;
-		j = (j + 1) & (m->cap - 1);
-	}
-	memcpy(m->s[j].k, k, sizeof(k));
-	m->n++;
-	return &m->s[j].v;
-}
-
-/* Makes room for one more element in an array of @size-byte elements
- * holding @n of *@cap.  Returns the array (moved, perhaps), or NULL. */
-static void *pf_grow(void *p, uint32_t n, uint32_t *cap, size_t size)
-{
-	uint32_t c;
-
-	if (n < *cap)
-		return p;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(p, (size_t)c * size);
-	if (p)
-		*cap = c;
-	return p;
-}
-
-/* Replaces *@name by a copy of @s unless it already says that.  Returns
- * 0 or -ENOMEM. */
-static int pf_set_name(char **name, const char *s)
-{
-	char *copy;
-
-	if (*name && strcmp(*name, s) == 0)
-		return 0;
-	if (!(copy = strdup(s)))
-		return -ENOMEM;
-	free(*name);
-	*name = copy;
-	return 0;
-}
-
-struct pf_host {
-	char *name;
-	int64_t next_lane;	/* tid the next lane of this host gets */
-};
-
-/* A track: a thread, or a lane of block requests. */
-struct pf_thread {
-	int64_t pid, tid;	/* as written: the host's offset applied */
-	char *name;		/* the thread's last comm, or the lane's */
-	uint32_t proc;		/* index of its process */
-};
-
-struct pf_proc {
-	int64_t pid;		/* as written */
-	int host;
-	char *table_name;	/* comm from the process table */
-	char *main_comm;	/* last comm of its thread tid == pid */
-	char *any_comm;		/* first comm of any of its threads */
-	int used;		/* it has a track */
-};
-
-/* The lanes of one process's block requests, or of one device's
- * requests that no process issued. */
-struct pf_group {
-	uint32_t proc;		/* the process the lanes are tracks of */
-	char *label;		/* "block I/O", or the device */
-	uint32_t nlanes, cap;
-	struct pf_lane {
-		int64_t end;	/* when its last request completed */
-		uint32_t thread;
-	} *lanes;
-};
-
-/* Where a table's columns are, in SELECT * order, and what names and
- * describes its events. */
-struct pf_cols {
-	int ts, host, pid, tid, comm, dur;
-	int name[3], nname;	/* the first not NULL names an event */
-	const char *prefix;	/* put before that name */
-	int args[GR_MAX_COLS], nargs;
-};
-
-/* State of one perfetto export. */
-struct pf {
-	FILE *f;
-	uint64_t nevents;	/* events written so far */
-	struct pf_host *hosts;
-	uint32_t nhosts, caphosts;
-	int last_host;		/* index of the host last looked up, or -1 */
-	struct pf_map proc_map, thread_map, group_map;
-	struct pf_proc *procs;
-	uint32_t nprocs, capprocs;
-	struct pf_thread *threads;
-	uint32_t nthreads, capthreads;
-	struct pf_group *groups;
-	uint32_t ngroups, capgroups;
-	char **devs;		/* devices of unattributed block requests */
-	uint32_t ndevs, capdevs;
-	int64_t last_key[3];	/* the thread of the last event ... */
-	uint32_t last_thread;	/* ... and its index + 1 (0: none) */
-};
-
-static int64_t pf_base(int host)
-{
-	return (int64_t)host * PF_HOST_STRIDE;
-}
-
-/* Returns the index of host @name, added if new, or -ENOMEM. */
-static int pf_host(struct pf *p, const char *name)
-{
-	struct pf_host *h;
-
-	if (p->last_host >= 0 && strcmp(p->hosts[p->last_host].name, name) == 0)
-		return p->last_host;
-	for (uint32_t i = 0; i < p->nhosts; i++)
-		if (strcmp(p->hosts[i].name, name) == 0)
-			return p->last_host = (int)i;
-	if (!(h = pf_grow(p->hosts, p->nhosts, &p->caphosts, sizeof(*h))))
-		return -ENOMEM;
-	p->hosts = h;
-	h += p->nhosts;
-	if (!(h->name = strdup(name)))
-		return -ENOMEM;
-	h->next_lane = pf_base((int)p->nhosts) + PF_PSEUDO + 1;
-	return p->last_host = (int)p->nhosts++;
-}
-
-/* Sets *@out to the index of process @pid of host @h, added if new.
- * Returns 0 or -ENOMEM. */
-static int pf_proc(struct pf *p, int h, int64_t pid, uint32_t *out)
-{
-	uint32_t *v = pf_map_get(&p->proc_map, h, pid, 0);
-	struct pf_proc *pr;
-
-	if (!v)
-		return -ENOMEM;
-	if (!*v) {
-		pr = pf_grow(p->procs, p->nprocs, &p->capprocs, sizeof(*pr));
-		if (!pr)
-			return -ENOMEM;
-		p->procs = pr;
-		pr += p->nprocs;
-		memset(pr, 0, sizeof(*pr));
-		pr->pid = pf_base(h) + pid;
-		pr->host = h;
-		*v = ++p->nprocs;
-	}
-	*out = *v - 1;
-	return 0;
-}
-
-/* Appends a track to process @proc.  Returns its index, or -ENOMEM. */
-static int64_t pf_new_thread(struct pf *p, uint32_t proc, int64_t tid)
-{
-	struct pf_thread *th;
-
-	th = pf_grow(p->threads, p->nthreads, &p->capthreads, sizeof(*th));
-	if (!th)
-		return -ENOMEM;
-	p->threads = th;
-	th += p->nthreads;
-	th->pid = p->procs[proc].pid;
-	th->tid = tid;
-	th->name = NULL;
-	th->proc = proc;
-	p->procs[proc].used = 1;
-	return p->nthreads++;
-}
-
-/* Notes that a thread of process @proc (its main thread if @is_main) is
- * called @comm.  Returns 0 or -ENOMEM. */
-static int pf_proc_comm(struct pf *p, uint32_t proc, int is_main,
-			const char *comm)
-{
-	struct pf_proc *pr = &p->procs[proc];
-
-	if (!pr->any_comm && !(pr->any_comm = strdup(comm)))
-		return -ENOMEM;
-	if (is_main && pf_set_name(&pr->main_comm, comm))
-		return -ENOMEM;
-	return 0;
-}
-
-/* Sets *@out to the track of thread @tid of process @pid on host @h,
- * named @comm (NULL: unknown).  Returns 0 or -ENOMEM. */
-static int pf_thread(struct pf *p, int h, int64_t pid, int64_t tid,
-		     const char *comm, uint32_t *out)
-{
-	uint32_t *v, proc;
-
-	if (!(p->last_thread && p->last_key[0] == h && p->last_key[1] == pid &&
-	      p->last_key[2] == tid)) {
-		if (!(v = pf_map_get(&p->thread_map, h, pid, tid)) ||
-		    pf_proc(p, h, pid, &proc))
-			return -ENOMEM;
-		if (!*v) {
-			int64_t i = pf_new_thread(p, proc, pf_base(h) + tid);
-
-			if (i < 0)
-				return -ENOMEM;
-			*v = (uint32_t)i + 1;
-		}
-		p->last_key[0] = h;
-		p->last_key[1] = pid;
-		p->last_key[2] = tid;
-		p->last_thread = *v;
-	}
-	*out = p->last_thread - 1;
-	if (!comm)
-		return 0;
-	if (pf_set_name(&p->threads[*out].name, comm))
-		return -ENOMEM;
-	return pf_proc_comm(p, p->threads[*out].proc, tid == pid, comm);
-}
-
-/* Returns the index of device @dev (NULL: unknown), added if new, or
- * -ENOMEM. */
-static int64_t pf_dev(struct pf *p, const char *dev)
-{
-	char **d;
-
-	if (!dev)
-		dev = "unknown device";
-	for (uint32_t i = 0; i < p->ndevs; i++)
-		if (strcmp(p->devs[i], dev) == 0)
-			return i;
-	if (!(d = pf_grow(p->devs, p->ndevs, &p->capdevs, sizeof(*d))))
-		return -ENOMEM;
-	p->devs = d;
-	if (!(d[p->ndevs] = strdup(dev)))
-		return -ENOMEM;
-	return p->ndevs++;
-}
-
-/* Sets *@out to the track of a block request [@ts, @end) of host @h:
- * a lane of process *@pid, or of device @dev when @pid is NULL.  Returns
- * 0 or -ENOMEM. */
-static int pf_lane(struct pf *p, int h, const int64_t *pid, const char *dev,
-		   int64_t ts, int64_t end, uint32_t *out)
-{
-	int64_t key = pid ? *pid : pf_dev(p, dev);
-	uint32_t *v, i;
-	struct pf_group *g;
-	struct pf_lane *l;
-
-	if (key < 0 && !pid)
-		return -ENOMEM;
-	if (!(v = pf_map_get(&p->group_map, h, pid ? 1 : 2, key)))
-		return -ENOMEM;
-	if (!*v) {
-		uint32_t proc;
-
-		g = pf_grow(p->groups, p->ngroups, &p->capgroups, sizeof(*g));
-		if (!g)
-			return -ENOMEM;
-		p->groups = g;
-		g += p->ngroups;
-		memset(g, 0, sizeof(*g));
-		if (pf_proc(p, h, pid ? *pid : PF_PSEUDO, &proc))
-			return -ENOMEM;
-		g->proc = proc;
-		g->label = strdup(pid ? "block I/O" : p->devs[key]);
-		if (!g->label || (!pid && pf_set_name(
-				&p->procs[proc].table_name, "block devices")))
-			return -ENOMEM;
-		*v = ++p->ngroups;
-	}
-	g = &p->groups[*v - 1];
-	for (i = 0; i < g->nlanes && g->lanes[i].end > ts; i++)
-		;
-	if (i == g->nlanes) {
-		int64_t t = pf_new_thread(p, g->proc, p->hosts[h].next_lane++);
-		char *name;
-
-		if (t < 0)
-			return -ENOMEM;
-		if (!(l = pf_grow(g->lanes, g->nlanes, &g->cap, sizeof(*l))))
-			return -ENOMEM;
-		g->lanes = l;
-		if (i == 0)
-			name = strdup(g->label);
-		else if (asprintf(&name, "%s (%u)", g->label, i + 1) < 0)
-			name = NULL;
-		if (!name)
-			return -ENOMEM;
-		p->threads[t].name = name;
-		g->lanes[i].thread = (uint32_t)t;
-		g->nlanes++;
-	}
-	g->lanes[i].end = end;
-	*out = g->lanes[i].thread;
-	return 0;
-}
-
-/* Writes the body of a JSON string: ill-formed UTF-8 as U+FFFD, control
- * characters and DEL escaped (Perfetto's reader refuses them raw, DEL
- * included). */
-static void pf_str_body(FILE *f, const unsigned char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i = 0, start = 0;
-
-	while (i < n) {
-		unsigned char c = s[i];
-		const char *esc;
-		char u[7];
-		size_t k = 1;
-		uint32_t cp;
-
-		if (c >= 0x80) {
-			k = gr_output__utf8_next(s + i, n - i, &cp);
-			if (cp != GR_UTF8_BAD) {
-				i += k;
-				continue;
-			}
-			esc = "\xef\xbf\xbd";
-		} else if (c == '"') {
-			esc = "\\\"";
-		} else if (c == '\\') {
-			esc = "\\\\";
-		} else if (c == '\n') {
-			esc = "\\n";
-		} else if (c == '\r') {
-			esc = "\\r";
-		} else if (c == '\t') {
-			esc = "\\t";
-		} else if (c == '\b') {
-			esc = "\\b";
-		} else if (c == '\f') {
-			esc = "\\f";
-		} else if (c < 0x20 || c == 0x7f) {
-			memcpy(u, "\\u00", 4);
-			u[4] = hex[c >> 4];
-			u[5] = hex[c & 0xf];
-			u[6] = 0;
-			esc = u;
-		} else {
-			i++;
-			continue;
-		}
-		fwrite_unlocked(s + start, 1, i - start, f);
-		fputs_unlocked(esc, f);
-		i += k;
-		start = i;
-	}
-	fwrite_unlocked(s + start, 1, n - start, f);
-}
-
-static void pf_str(FILE *f, const char *s)
-{
-	putc_unlocked('"', f);
-	pf_str_body(f, (const unsigned char *)s, strlen(s));
-	putc_unlocked('"', f);
-}
-
-static void pf_int(FILE *f, int64_t v)
-{
-	char b[24];
-	int n = snprintf(b, sizeof(b), "%" PRId64, v);
-
-	fwrite_unlocked(b, 1, (size_t)n, f);
-}
-
-/* Writes @ns as µs with three decimals: every nanosecond kept. */
-static void pf_us(FILE *f, int64_t ns)
-{
-	uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
-	char b[32];
-	int n = snprintf(b, sizeof(b), "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "",
-			 u / 1000, (unsigned)(u % 1000));
-
-	fwrite_unlocked(b, 1, (size_t)n, f);
-}
-
-/* Starts the next event: its separator and phase. */
-static void pf_begin(struct pf *p, const char *ph)
-{
-	fputs_unlocked(p->nevents++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"", p->f);
-	fputs_unlocked(ph, p->f);
-	putc_unlocked('"', p->f);
-}
-
-static void pf_key(FILE *f, const char *key)
-{
-	putc_unlocked(',', f);
-	pf_str(f, key);
-	putc_unlocked(':', f);
-}
-
-/* Writes the event's "name": the prefix and the first naming column
- * that is not NULL, else the table's name. */
-static void pf_name(struct pf *p, sqlite3_stmt *st, const struct pf_cols *c,
-		    const char *table)
-{
-	pf_key(p->f, "name");
-	for (int i = 0; i < c->nname; i++) {
-		const unsigned char *s = sqlite3_column_text(st, c->name[i]);
-
-		if (!s)
-			continue;
-		putc_unlocked('"', p->f);
-		fputs_unlocked(c->prefix, p->f);
-		pf_str_body(p->f, s, (size_t)sqlite3_column_bytes(st,
-								  c->name[i]));
-		putc_unlocked('"', p->f);
-		return;
-	}
-	pf_str(p->f, table);
-}
-
-/* Writes "args": the event's columns that are not NULL. */
-static void pf_args(struct pf *p, sqlite3_stmt *st, const struct pf_cols *c)
-{
-	static const char hex[] = "0123456789abcdef";
-	FILE *f = p->f;
-	int first = 1;
-
-	fputs_unlocked(",\"args\":{", f);
-	for (int i = 0; i < c->nargs; i++) {
-		int col = c->args[i], type = sqlite3_column_type(st, col);
-		const unsigned char *s;
-		int n;
-
-		if (type == SQLITE_NULL)
-			continue;
-		if (!first)
-			putc_unlocked(',', f);
-		first = 0;
-		pf_str(f, sqlite3_column_name(st, col));
-		putc_unlocked(':', f);
-		switch (type) {
-		case SQLITE_INTEGER:
-			pf_int(f, sqlite3_column_int64(st, col));
-			break;
-		case SQLITE_BLOB:
-			s = sqlite3_column_blob(st, col);
-			n = sqlite3_column_bytes(st, col);
-			putc_unlocked('"', f);
-			for (int j = 0; j < n; j++) {
-				putc_unlocked(hex[s[j] >> 4], f);
-				putc_unlocked(hex[s[j] & 0xf], f);
-			}
-			putc_unlocked('"', f);
-			break;
-		default:	/* text; no column is REAL */
-			s = sqlite3_column_text(st, col);
-			putc_unlocked('"', f);
-			if (s)
-				pf_str_body(f, s, (size_t)sqlite3_column_bytes(
-						   st, col));
-			putc_unlocked('"', f);
-			break;
-		}
-	}
-	fputs_unlocked("}}", f);
-}
-
-/* How each table's events are named: the prefix, then the first of the
- * columns that is not NULL.  Tables not listed are named by api. */
-static const struct pf_naming {
-	const char *table, *prefix, *cols[3];
-} pf_namings[] = {
-	{ "cuda_kernel", "", { "kernel", "kernel_mangled", "api" } },
-	{ "offcpu", "offcpu ", { "state" } },
-	{ "runq", "", { NULL } },
-	{ "block_io", "block ", { "op" } },
-	{ "file_io", "", { "syscall" } },
-	{ "drops", "drops ", { "source" } },
-};
-
-/* Finds table @t's columns.  On lanes (@lanes), pid, tid and comm are
- * arguments: the track is not the thread. */
-static void pf_cols(const struct gr_table *tab, int lanes, int multihost,
-		    struct pf_cols *c)
-{
-	const struct pf_naming *nm = NULL;
-	static const char *const api[3] = { "api" };
-	const char *const *cols = api;
-
-	memset(c, 0, sizeof(*c));
-	c->ts = gr_table__col(tab, "ts");
-	c->host = gr_table__col(tab, "host");
-	c->pid = gr_table__col(tab, "pid");
-	c->tid = gr_table__col(tab, "tid");
-	c->comm = gr_table__col(tab, "comm");
-	c->dur = gr_table__col(tab, "dur");
-	for (size_t i = 0; i < sizeof(pf_namings) / sizeof(*pf_namings); i++)
-		if (strcmp(pf_namings[i].table, tab->name) == 0)
-			nm = &pf_namings[i];
-	c->prefix = nm ? nm->prefix : "";
-	if (nm)
-		cols = nm->cols;
-	for (int i = 0; i < 3 && cols[i]; i++)
-		if ((c->name[c->nname] = gr_table__col(tab, cols[i])) >= 0)
-			c->nname++;
-	for (int i = 0; i < tab->ncols; i++) {
-		if (i == c->ts || i == c->dur ||
-		    (i == c->host && !multihost) ||
-		    ((i == c->pid || i == c->tid || i == c->comm) && !lanes))
-			continue;
-		c->args[c->nargs++] = i;
-	}
-}
-
-static int64_t col_int(sqlite3_stmt *st, int col, int64_t dflt)
-{
-	if (col < 0 || sqlite3_column_type(st, col) == SQLITE_NULL)
-		return dflt;
-	return sqlite3_column_int64(st, col);
-}
-
-static const char *col_text(sqlite3_stmt *st, int col)
-{
-	return col < 0 ? NULL : (const char *)sqlite3_column_text(st, col);
-}
-
-/* Writes one row of table @tab as an event.  Returns 0 or -ENOMEM. */
-static int pf_row(struct pf *p, sqlite3_stmt *st, const struct gr_table *tab,
-		  const struct pf_cols *c)
-{
-	const char *host = col_text(st, c->host);
-	int h = pf_host(p, host ? host : "");
-	int64_t ts = col_int(st, c->ts, 0), dur = col_int(st, c->dur, 0);
-	int64_t pid = col_int(st, c->pid, 0);
-	int has_pid = c->pid >= 0 &&
-		      sqlite3_column_type(st, c->pid) != SQLITE_NULL;
-	uint32_t t;
-	int rc;
-
-	if (h < 0)
-		return -ENOMEM;
-	if (strcmp(tab->name, "drops") == 0) {
-		/* Lost data is no thread's: a global instant. */
-		pf_begin(p, "i");
-		fputs_unlocked(",\"s\":\"g\",\"cat\":\"drops\"", p->f);
-		pf_name(p, st, c, tab->name);
-		pf_key(p->f, "ts");
-		pf_us(p->f, ts);
-		pf_args(p, st, c);
-		return 0;
-	}
-	if (strcmp(tab->name, "block_io") == 0) {
-		const char *comm = col_text(st, c->comm);
-
-		rc = pf_lane(p, h, has_pid ? &pid : NULL,
-			     col_text(st, gr_table__col(tab, "dev")), ts,
-			     ts + dur, &t);
-		/* The issuer names the process, if no thread of it does. */
-		if (!rc && has_pid && comm)
-			rc = pf_proc_comm(p, p->threads[t].proc,
-					  col_int(st, c->tid, -1) == pid, comm);
-	} else
-		rc = pf_thread(p, h, pid, col_int(st, c->tid, pid),
-			       col_text(st, c->comm), &t);
-	if (rc)
-		return rc;
-	pf_begin(p, "X");
-	pf_key(p->f, "cat");
-	pf_str(p->f, tab->name);
-	pf_name(p, st, c, tab->name);
-	pf_key(p->f, "pid");
-	pf_int(p->f, p->threads[t].pid);
-	pf_key(p->f, "tid");
-	pf_int(p->f, p->threads[t].tid);
-	pf_key(p->f, "ts");
-	pf_us(p->f, ts);
-	pf_key(p->f, "dur");
-	pf_us(p->f, dur);
-	pf_args(p, st, c);
-	return 0;
-}
-
-/* Whether table @t is one of those cuda_api is the union of. */
-static int cuda_member(int t)
-{
-	return (gr_tables[t].flags & GR_TF_EVENT) &&
-	       !(gr_tables[t].flags & GR_TF_UNION_CUDA) &&
-	       (gr_tables[t].flags & GR_TF_CUDA_CALL);
-}
-
-/* Returns the malloc'd (sqlite3) query that reads table @t's events. */
-static char *pf_query(const struct gr_export *x, sqlite3 *db, int t)
-{
-	sqlite3_str *s = sqlite3_str_new(db);
-	int n = 0;
-
-	sqlite3_str_appendf(s, "SELECT * FROM main.\"%w\"", gr_tables[t].name);
-	for (int i = 0; (gr_tables[t].flags & GR_TF_UNION_CUDA) &&
-			i < x->ntables; i++) {
-		if (!cuda_member(x->tables[i]))
-			continue;
-		sqlite3_str_appendf(s, "%sSELECT api FROM main.\"%w\" WHERE "
-				    "api IS NOT NULL", n++ ? " UNION ALL " :
-				    " WHERE api IS NULL OR api NOT IN (",
-				    gr_tables[x->tables[i]].name);
-	}
-	if (n)
-		sqlite3_str_appendall(s, ")");
-	/* Lanes are given in time order. */
-	if (t == GR_T_block_io)
-		sqlite3_str_appendall(s, " ORDER BY ts");
-	return sqlite3_str_finish(s);
-}
-
-/* A host of the recording (SELECT DISTINCT host FROM segments). */
-static int pf_host_row(struct pf *p, sqlite3_stmt *st,
-		       const struct gr_table *tab, const struct pf_cols *c)
-{
-	const char *host = col_text(st, 0);
-
-	return pf_host(p, host ? host : "") < 0 ? -ENOMEM : 0;
-}
-
-/* A process's name (SELECT host, pid, comm FROM process): the last
- * wins. */
-static int pf_name_row(struct pf *p, sqlite3_stmt *st,
-		       const struct gr_table *tab, const struct pf_cols *c)
-{
-	const char *host = col_text(st, 0), *comm = col_text(st, 2);
-	int h = pf_host(p, host ? host : "");
-	uint32_t pr;
-
-	if (!comm)
-		return 0;
-	if (h < 0 || pf_proc(p, h, sqlite3_column_int64(st, 1), &pr))
-		return -ENOMEM;
-	return pf_set_name(&p->procs[pr].table_name, comm);
-}
-
-typedef int pf_row_fn(struct pf *p, sqlite3_stmt *st,
-		      const struct gr_table *tab, const struct pf_cols *c);
-
-/* Runs @sql (sqlite3_free'd here), calling @row for each row.  Returns
- * 0, or 2 with @err set. */
-static int pf_scan(struct pf *p, sqlite3 *db, char *sql, pf_row_fn *row,
-		   const struct gr_table *tab, const struct pf_cols *c,
-		   char *err, size_t len)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (!sql)
-		return fail(err, len, EXIT_INTERNAL, "out of memory");
-	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-	sqlite3_free(sql);
-	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (row(p, st, tab, c)) {
-			sqlite3_finalize(st);
-			return fail(err, len, EXIT_INTERNAL, "out of memory");
-		}
-		/* Stop early when the disk is full. */
-		if ((p->nevents & 0xffff) == 0 && ferror(p->f))
-			break;
-		rc = SQLITE_OK;
-	}
-	if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		rc = fail(err, len, EXIT_INTERNAL, "reading %s: %s", tab->name,
-			  sqlite3_errmsg(db));
-	else
-		rc = 0;
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/* Writes the names: a process_name per process with a track, a
- * thread_name per track. */
-static void pf_names(struct pf *p)
-{
-	FILE *f = p->f;
-
-	for (uint32_t i = 0; i < p->nprocs; i++) {
-		struct pf_proc *pr = &p->procs[i];
-		const char *name = pr->table_name ? pr->table_name :
-				   pr->main_comm ? pr->main_comm : pr->any_comm;
-
-		if (!pr->used)
-			continue;
-		pf_begin(p, "M");
-		fputs_unlocked(",\"name\":\"process_name\",\"pid\":", f);
-		pf_int(f, pr->pid);
-		fputs_unlocked(",\"args\":{\"name\":\"", f);
-		if (name)
-			pf_str_body(f, (const unsigned char *)name,
-				    strlen(name));
-		else
-			pf_int(f, pr->pid);
-		if (p->nhosts > 1) {
-			fputs_unlocked(" (", f);
-			pf_str_body(f, (const unsigned char *)
-				    p->hosts[pr->host].name,
-				    strlen(p->hosts[pr->host].name));
-			putc_unlocked(')', f);
-		}
-		fputs_unlocked("\"}}", f);
-	}
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		struct pf_thread *th = &p->threads[i];
-
-		pf_begin(p, "M");
-		fputs_unlocked(",\"name\":\"thread_name\",\"pid\":", f);
-		pf_int(f, th->pid);
-		pf_key(f, "tid");
-		pf_int(f, th->tid);
-		fputs_unlocked(",\"args\":{\"name\":\"", f);
-		if (th->name)
-			pf_str_body(f, (const unsigned char *)th->name,
-				    strlen(th->name));
-		else
-			pf_int(f, th->tid);
-		fputs_unlocked("\"}}", f);
-	}
-}
-
-static void pf_free(struct pf *p)
-{
-	for (uint32_t i = 0; i < p->nhosts; i++)
-		free(p->hosts[i].name);
-	for (uint32_t i = 0; i < p->nprocs; i++) {
-		free(p->procs[i].table_name);
-		free(p->procs[i].main_comm);
-		free(p->procs[i].any_comm);
-	}
-	for (uint32_t i = 0; i < p->nthreads; i++)
-		free(p->threads[i].name);
-	for (uint32_t i = 0; i < p->ngroups; i++) {
-		free(p->groups[i].label);
-		free(p->groups[i].lanes);
-	}
-	for (uint32_t i = 0; i < p->ndevs; i++)
-		free(p->devs[i]);
-	free(p->hosts);
-	free(p->procs);
-	free(p->threads);
-	free(p->groups);
-	free(p->devs);
-	free(p->proc_map.s);
-	free(p->thread_map.s);
-	free(p->group_map.s);
-}
-
-/* Writes the trace to p->f.  Returns 0, or 2 with @err set. */
-static int pf_write(const struct gr_export *x, struct pf *p, sqlite3 *db,
-		    char *err, size_t len)
-{
-	struct pf_cols c;
-	int rc;
-
-	/* The hosts first, in name order, so that each one's pid offset is
-	 * fixed before its first event; then the processes' names. */
-	rc = pf_scan(p, db, sqlite3_mprintf("SELECT DISTINCT host FROM "
-		     "main.segments ORDER BY host"), pf_host_row,
-		     &gr_tables[GR_T_segments], NULL, err, len);
-	if (rc == 0)
-		rc = pf_scan(p, db, sqlite3_mprintf("SELECT host, pid, comm "
-			     "FROM main.process ORDER BY ts"), pf_name_row,
-			     &gr_tables[GR_T_process], NULL, err, len);
-	fputs_unlocked("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", p->f);
-	for (int i = 0; i < x->ntables && rc == 0; i++) {
-		const struct gr_table *tab = &gr_tables[x->tables[i]];
-
-		if (x->tables[i] == GR_T_process)
-			continue;	/* names only */
-		pf_cols(tab, x->tables[i] == GR_T_block_io, p->nhosts > 1, &c);
-		rc = pf_scan(p, db, pf_query(x, db, x->tables[i]), pf_row, tab,
-			     &c, err, len);
-	}
-	if (rc == 0) {
-		pf_names(p);
-		fputs_unlocked("\n]}\n", p->f);
-	}
-	return rc;
-}
-
 static int export_perfetto(const struct gr_export *x, sqlite3 *db, char *err,
 			   size_t len)
 {
-	struct pf p = { .last_host = -1 };
 	struct outf o;
 	int rc = outf_open(&o, x, x->out, 1, err, len);
 
 	if (rc)
 		return rc;
-	p.f = o.f;
-	rc = pf_write(x, &p, db, err, len);
-	pf_free(&p);
+	rc = gr_perfetto__write(x, o.f, db, err, len);
 	if (rc) {
 		outf_abort(&o);
 		return rc;
@@ -1443,5 +575,5 @@ int gr_export__run(const struct gr_export *x, sqlite3 *db, char *err,
 	case GR_EXPORT_JSONL:
 		return export_tables(x, db, err, errlen);
 	}
-	return fail(err, errlen, EXIT_INTERNAL, "unknown export format");
+	return gr_cli__fail(err, errlen, EXIT_INTERNAL, "unknown export format");
 }

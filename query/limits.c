@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "query/cli.h"
+
 #define PROGRESS_OPS 1000	/* VM steps between two looks at the clock */
 #define MAX_ARGS 127		/* SQLITE_MAX_FUNCTION_ARG's default */
 #define NUMBER_BYTES 400	/* the most a number without width prints */
@@ -74,20 +76,16 @@ int gr_limits__expired(void)
 
 int gr_limits__explain(int rc)
 {
-	if (lim.expired) {
-		fprintf(stderr, "gpurec: query timed out after %s (--timeout)\n",
-			lim.after);
-		return 1;
-	}
+	if (lim.expired)
+		return gr_cli__error(stderr, 1, "query timed out after %s "
+				     "(--timeout)", lim.after);
 	switch (rc & 0xff) {
 	case SQLITE_NOMEM:
-		fprintf(stderr, "gpurec: out of memory: the query needs more "
-			"than --max-memory allows\n");
-		return 1;
+		return gr_cli__error(stderr, 1, "out of memory: the query needs "
+				     "more than --max-memory allows");
 	case SQLITE_TOOBIG:
-		fprintf(stderr, "gpurec: string or blob too big (at most %d "
-			"bytes)\n", GR_LIMITS_MAX_STRING);
-		return 1;
+		return gr_cli__error(stderr, 1, "string or blob too big (at most "
+				     "%d bytes)", GR_LIMITS_MAX_STRING);
 	}
 	return 0;
 }

@@ -20,7 +20,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 
 #include "common/parse.h"
 #include "query/aggregates.h"
+#include "query/cli.h"
 #include "query/export.h"
 #include "query/limits.h"
 #include "query/output.h"
@@ -42,8 +42,6 @@
 #include "store/fss.h"
 #include "store/store.h"
 
-#define EXIT_USER 1
-#define EXIT_INTERNAL 2
 #define DEFAULT_DATA "/var/lib/gpurec"
 #define DEFAULT_TIMEOUT "10m"
 #define DEFAULT_MAX_MEMORY "1G"
@@ -75,19 +73,6 @@ struct opts {
 	int argc;             /* what remains after the subcommand */
 	char **argv;
 };
-
-static void die_user(const char *fmt, ...) __attribute__((noreturn,
-							  format(printf, 1, 2)));
-static void die_user(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "gpurec: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(EXIT_USER);
-}
 
 /* ---- read-only SQL ----------------------------------------------------- */
 
@@ -216,11 +201,8 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 	sqlite3 *db;
 	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE |
 			    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		fprintf(stderr, "gpurec: cannot open SQLite: %s\n",
-			sqlite3_errmsg(db));
-		exit(EXIT_INTERNAL);
-	}
+			    NULL) != SQLITE_OK)
+		die_internal("cannot open SQLite: %s", sqlite3_errmsg(db));
 	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
 	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	/* GROUP BY and ORDER BY over millions of rows are sorts: let
@@ -239,14 +221,28 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 		rc = gr_vtab__register(db, q);
 	if (rc == SQLITE_OK && q)
 		rc = gr_sumtab__register(db, q);
-	if (rc != SQLITE_OK) {
-		fprintf(stderr, "gpurec: cannot set up tables: %s\n",
-			sqlite3_errmsg(db));
-		exit(EXIT_INTERNAL);
-	}
+	if (rc != SQLITE_OK)
+		die_internal("cannot set up tables: %s", sqlite3_errmsg(db));
 	if (au)
 		sqlite3_set_authorizer(db, authorize, au);
 	return db;
+}
+
+/* Says why SQLite would not prepare a statement (@rc).  Returns an exit
+ * status. */
+static int prepare_error(sqlite3 *db, const struct auth *au, int rc)
+{
+	int status = rc == SQLITE_NOMEM ? EXIT_INTERNAL : EXIT_USER;
+
+	if (gr_limits__explain(rc))
+		return EXIT_USER;
+	if (au && au->why)
+		return gr_cli__error(stderr, status, "refused: %s", au->why);
+	if (strstr(sqlite3_errmsg(db), "may not be modified"))
+		return gr_cli__error(stderr, status, "refused: the recording "
+				     "is read-only (%s)", sqlite3_errmsg(db));
+	return gr_cli__error(stderr, status, "SQL error: %s",
+			     sqlite3_errmsg(db));
 }
 
 /* Runs every statement of sql, printing each one's rows, with the
@@ -264,32 +260,20 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 			au->pragma_read = false;
 		}
 		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
-		if (rc != SQLITE_OK) {
-			if (gr_limits__explain(rc))
-				return EXIT_USER;
-			if (au && au->why)
-				fprintf(stderr, "gpurec: refused: %s\n", au->why);
-			else if (strstr(sqlite3_errmsg(db), "may not be modified"))
-				fprintf(stderr, "gpurec: refused: the recording is "
-					"read-only (%s)\n", sqlite3_errmsg(db));
-			else
-				fprintf(stderr, "gpurec: SQL error: %s\n",
-					sqlite3_errmsg(db));
-			return rc == SQLITE_NOMEM ? EXIT_INTERNAL : EXIT_USER;
-		}
+		if (rc != SQLITE_OK)
+			return prepare_error(db, au, rc);
 		if (!st)
 			continue; /* whitespace or a comment */
 		if (!sqlite3_stmt_readonly(st) && !(au && au->pragma_read)) {
 			sqlite3_finalize(st);
-			fprintf(stderr, "gpurec: refused: the recording is "
-					"read-only\n");
-			return EXIT_USER;
+			return gr_cli__error(stderr, EXIT_USER, "refused: the "
+					     "recording is read-only");
 		}
 		char berr[256];
 		if (r && gr_report__bind(r, st, kv, nkv, berr, sizeof(berr))) {
 			sqlite3_finalize(st);
-			fprintf(stderr, "gpurec: %s\n", berr);
-			return EXIT_INTERNAL; /* a report's own defect */
+			/* a report's own defect */
+			return gr_cli__error(stderr, EXIT_INTERNAL, "%s", berr);
 		}
 		char *err = NULL;
 		rc = gr_output__run(st, fmt, stdout, &err);
@@ -299,18 +283,18 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 			return EXIT_USER;
 		}
 		if (rc != SQLITE_OK) {
-			fprintf(stderr, "gpurec: SQL error: %s\n",
-				err ? err : sqlite3_errstr(rc));
+			int status = rc == SQLITE_NOMEM || rc == SQLITE_IOERR ?
+				     EXIT_INTERNAL : EXIT_USER;
+
+			gr_cli__error(stderr, status, "SQL error: %s",
+				      err ? err : sqlite3_errstr(rc));
 			free(err);
-			return rc == SQLITE_NOMEM || rc == SQLITE_IOERR ?
-				       EXIT_INTERNAL : EXIT_USER;
+			return status;
 		}
 	}
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "gpurec: cannot write output: %s\n",
-			strerror(errno));
-		return EXIT_INTERNAL;
-	}
+	if (fflush(stdout) != 0)
+		return gr_cli__error(stderr, EXIT_INTERNAL, "cannot write "
+				     "output: %s", strerror(errno));
 	return 0;
 }
 
@@ -344,6 +328,16 @@ static char *read_stdin(void)
 
 /* ---- commands ---------------------------------------------------------- */
 
+/* GPUREC_DEBUG_STATS: how much of the recording a query read (the tests
+ * check that the planner skips what it can). */
+static void print_stats(const struct gr_qctx *q)
+{
+	if (getenv("GPUREC_DEBUG_STATS"))
+		fprintf(stderr, "gpurec: stats: segments_opened=%" PRIu64
+			" blocks_read=%" PRIu64 "\n", q->segments_opened,
+			q->blocks_read);
+}
+
 static int cmd_sql(struct opts *o)
 {
 	struct gr_qctx q;
@@ -354,10 +348,8 @@ static int cmd_sql(struct opts *o)
 		die_user("sql takes one argument: the SQL text, or - to read "
 			 "it from stdin");
 	if (strcmp(o->argv[0], "-") == 0) {
-		if (!(sql = read_stdin())) {
-			fprintf(stderr, "gpurec: cannot read stdin\n");
-			return EXIT_INTERNAL;
-		}
+		if (!(sql = read_stdin()))
+			die_internal("cannot read stdin");
 	} else {
 		sql = strdup(o->argv[0]);
 	}
@@ -366,10 +358,7 @@ static int cmd_sql(struct opts *o)
 	open_qctx(o, &q);
 	sqlite3 *db = open_db(&q, &au);
 	int rc = run_sql(db, &au, sql, o->format);
-	if (getenv("GPUREC_DEBUG_STATS"))
-		fprintf(stderr, "gpurec: stats: segments_opened=%" PRIu64
-			" blocks_read=%" PRIu64 "\n", q.segments_opened,
-			q.blocks_read);
+	print_stats(&q);
 	sqlite3_close(db);
 	free(sql);
 	free(q.warned);
@@ -416,7 +405,7 @@ static int print_catalog(struct opts *o, const char *only)
 		sqlite3_finalize(ins);
 	}
 	if (rc != SQLITE_OK) {
-		fprintf(stderr, "gpurec: %s\n", sqlite3_errmsg(db));
+		gr_cli__error(stderr, EXIT_INTERNAL, "%s", sqlite3_errmsg(db));
 		sqlite3_close(db);
 		return EXIT_INTERNAL;
 	}
@@ -677,9 +666,9 @@ static int cmd_verify(struct opts *o)
 	for (int d = 0; d < o->ndata; d++) {
 		int n = gr_verify__dir(o->data[d], &r);
 		if (n == -ENOMEM || v.oom) {
-			fprintf(stderr, "gpurec: out of memory\n");
 			vout_free(&v);
-			return EXIT_INTERNAL;
+			return gr_cli__error(stderr, EXIT_INTERNAL,
+					     "out of memory");
 		}
 		if (n == -EAGAIN)
 			die_user("%s: its recorder changed it faster than verify "
@@ -694,17 +683,14 @@ static int cmd_verify(struct opts *o)
 		rc = verify_json(o, &v, &r);
 	vout_free(&v);
 	gr_fss_vkey__free(r.vkey);
-	if (rc) {
-		fprintf(stderr, "gpurec: cannot write output: %s\n",
-			strerror(-rc));
-		return EXIT_INTERNAL;
-	}
+	if (rc)
+		return gr_cli__error(stderr, EXIT_INTERNAL, "cannot write "
+				     "output: %s", strerror(-rc));
 	fflush(stdout);
-	if (r.problems) {
-		fprintf(stderr, "gpurec: verify: %d problem%s found\n",
-			r.problems, r.problems == 1 ? "" : "s");
-		return EXIT_USER;
-	}
+	if (r.problems)
+		return gr_cli__error(stderr, EXIT_USER, "verify: %d problem%s "
+				     "found", r.problems,
+				     r.problems == 1 ? "" : "s");
 	if (!v.json)
 		printf("verify: all segments intact\n");
 	return 0;
@@ -731,7 +717,7 @@ static int report_list(struct opts *o)
 		sqlite3_free(sql);
 	}
 	if (rc != SQLITE_OK) {
-		fprintf(stderr, "gpurec: %s\n", sqlite3_errmsg(db));
+		gr_cli__error(stderr, EXIT_INTERNAL, "%s", sqlite3_errmsg(db));
 		sqlite3_close(db);
 		return EXIT_INTERNAL;
 	}
@@ -771,12 +757,9 @@ static int cmd_report(struct opts *o)
 		rc = run_sql_params(db, &au, body, o->format, &r, o->params,
 				    o->nparams);
 	else
-		fprintf(stderr, "gpurec: out of memory\n");
+		gr_cli__error(stderr, rc, "out of memory");
 	free(body);
-	if (getenv("GPUREC_DEBUG_STATS"))
-		fprintf(stderr, "gpurec: stats: segments_opened=%" PRIu64
-			" blocks_read=%" PRIu64 "\n", q.segments_opened,
-			q.blocks_read);
+	print_stats(&q);
 	sqlite3_close(db);
 	free(q.warned);
 	gr_catalog__free(&q.cat);
@@ -807,7 +790,7 @@ static int cmd_export(struct opts *o)
 	if (rc && gr_limits__expired() && gr_limits__explain(rc))
 		rc = EXIT_USER; /* the partial file is gone already */
 	else if (rc)
-		fprintf(stderr, "gpurec: %s\n", err);
+		gr_cli__error(stderr, rc, "%s", err);
 	sqlite3_close(db);
 	free(q.warned);
 	gr_catalog__free(&q.cat);
@@ -913,28 +896,129 @@ static void usage(FILE *f)
 		"data), 2 internal\n");
 }
 
+static const struct option longopts[] = {
+	{ "data", required_argument, NULL, 'd' },
+	{ "since", required_argument, NULL, 's' },
+	{ "until", required_argument, NULL, 'u' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "host", required_argument, NULL, 'H' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "param", required_argument, NULL, 'P' },
+	{ "raw", no_argument, NULL, 'R' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'F' },
+	{ "interval", required_argument, NULL, 'I' },
+	{ "timeout", required_argument, NULL, 'T' },
+	{ "max-memory", required_argument, NULL, 'M' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "verification-key", required_argument, NULL, 'K' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void set_pid(struct opts *o, const char *arg)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || *end || !*arg || v < 0)
+		die_user("bad --pid '%s': expected a process id", arg);
+	o->has_pid = 1;
+	o->pid = v;
+}
+
+/* Takes option @c (getopt_long's answer) into @o; a bad one ends the
+ * program.  Returns 'h' for --help, 'V' for --version, 0 for the others. */
+static int take_option(struct opts *o, int c, char **argv)
+{
+	switch (c) {
+	case 'd': o->data[o->ndata++] = optarg; break;
+	case 's': o->since = optarg; break;
+	case 'u': o->until = optarg; break;
+	case 'f':
+		o->format_arg = optarg;
+		o->format_set = 1;
+		break;
+	case 'o': o->output = optarg; break;
+	case 'F': o->force = 1; break;
+	case 'I': o->interval = optarg; break;
+	case 'p': set_pid(o, optarg); break;
+	case 'H': o->host = optarg; break;
+	case 'v': o->verbose = 1; break;
+	case 'P': o->params[o->nparams++] = optarg; break;
+	case 'R': o->raw = 1; break;
+	case 'K': o->vkey = optarg; break;
+	case 'T': o->timeout = optarg; break;
+	case 'M': o->max_memory = optarg; break;
+	case 'h':
+	case 'V':
+		return c;
+	case ':':
+		die_user("option %s needs a value", argv[optind - 1]);
+	case '?':
+	default:
+		if (optopt)
+			die_user("unknown option -%c (gpurec --help lists "
+				 "them)", optopt);
+		die_user("unknown option %s (gpurec --help lists them)",
+			 argv[optind - 1]);
+	}
+	return 0;
+}
+
+/* Checks the options that every command shares and applies them: the
+ * query limits, the default --data, the output format (export names its
+ * own formats: cmd_export checks them). */
+static void settle_options(struct opts *o, int exporting)
+{
+	uint64_t mem;
+
+	if (gr_parse_duration_ns(o->timeout, &o->timeout_ns))
+		die_user("bad --timeout '%s': expected a duration like 90s, "
+			 "10m or 1h (0: none)", o->timeout);
+	if (gr_parse_size(o->max_memory, &mem) || mem > INT64_MAX ||
+	    (int64_t)mem < GR_LIMITS_MIN_MEMORY)
+		die_user("bad --max-memory '%s': expected a size like 512M or "
+			 "4G, at least 16M", o->max_memory);
+	o->max_memory_bytes = (int64_t)mem;
+	gr_limits__start(o->timeout_ns, o->timeout, o->max_memory_bytes);
+	if (!o->ndata)
+		o->data[o->ndata++] = DEFAULT_DATA;
+	if (o->format_set && !exporting &&
+	    gr_format__parse(o->format_arg, &o->format))
+		die_user("bad --format '%s': expected table, csv, json, jsonl or "
+			 "line", o->format_arg);
+	if (!o->format_set)
+		o->format = isatty(STDOUT_FILENO) ? GR_FMT_TABLE : GR_FMT_CSV;
+}
+
+/* Refuses an option given to a command it does not apply to. */
+static void check_applies(const struct opts *o, const char *name)
+{
+	int exporting = strcmp(name, "export") == 0;
+	int sealing = strcmp(name, "seal-setup") == 0;
+
+	if (o->vkey && strcmp(name, "verify") != 0)
+		die_user("--verification-key applies to verify only");
+	if (!exporting && o->output)
+		die_user("-o applies to export only");
+	if (!exporting && !sealing && o->force)
+		die_user("--force applies to export and seal-setup only");
+	if (!sealing && o->interval)
+		die_user("--interval applies to seal-setup only");
+}
+
+static void opts_free(struct opts *o)
+{
+	free(o->data);
+	free(o->params);
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "data", required_argument, NULL, 'd' },
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "param", required_argument, NULL, 'P' },
-		{ "raw", no_argument, NULL, 'R' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'F' },
-		{ "interval", required_argument, NULL, 'I' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "max-memory", required_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "verification-key", required_argument, NULL, 'K' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o = { .timeout = DEFAULT_TIMEOUT,
 			  .max_memory = DEFAULT_MAX_MEMORY };
 	int c, help = 0;
@@ -945,127 +1029,28 @@ int main(int argc, char **argv)
 		return EXIT_INTERNAL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			o.data[o.ndata++] = optarg;
-			break;
-		case 's':
-			o.since = optarg;
-			break;
-		case 'u':
-			o.until = optarg;
-			break;
-		case 'f':
-			o.format_arg = optarg;
-			o.format_set = 1;
-			break;
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'F':
-			o.force = 1;
-			break;
-		case 'I':
-			o.interval = optarg;
-			break;
-		case 'p': {
-			char *end;
-			errno = 0;
-			long long v = strtoll(optarg, &end, 10);
-			if (errno || *end || !*optarg || v < 0)
-				die_user("bad --pid '%s': expected a process id",
-					 optarg);
-			o.has_pid = 1;
-			o.pid = v;
-			break;
-		}
-		case 'H':
-			o.host = optarg;
-			break;
-		case 'v':
-			o.verbose = 1;
-			break;
-		case 'P':
-			o.params[o.nparams++] = optarg;
-			break;
-		case 'R':
-			o.raw = 1;
-			break;
-		case 'K':
-			o.vkey = optarg;
-			break;
-		case 'T':
-			o.timeout = optarg;
-			break;
-		case 'M':
-			o.max_memory = optarg;
-			break;
-		case 'h':
-			help = 1;
-			break;
-		case 'V':
+		if (take_option(&o, c, argv) == 'V') {
 			printf("gpurec %s (schema %d)\n", GPUREC_VERSION,
 			       GR_SCHEMA_VERSION);
-			free(o.data);
-			free(o.params);
+			opts_free(&o);
 			return 0;
-		case ':':
-			die_user("option %s needs a value", argv[optind - 1]);
-		case '?':
-		default:
-			if (optopt)
-				die_user("unknown option -%c (gpurec --help lists "
-					 "them)", optopt);
-			die_user("unknown option %s (gpurec --help lists them)",
-				 argv[optind - 1]);
 		}
+		help |= c == 'h';
 	}
 	if (help || optind >= argc) {
 		usage(help ? stdout : stderr);
-		free(o.data);
-		free(o.params);
+		opts_free(&o);
 		return help ? 0 : EXIT_USER;
 	}
 	const char *name = argv[optind];
-	int exporting = strcmp(name, "export") == 0;
-	int sealing = strcmp(name, "seal-setup") == 0;
-	if (gr_parse_duration_ns(o.timeout, &o.timeout_ns))
-		die_user("bad --timeout '%s': expected a duration like 90s, "
-			 "10m or 1h (0: none)", o.timeout);
-	uint64_t mem;
-	if (gr_parse_size(o.max_memory, &mem) || mem > INT64_MAX ||
-	    (int64_t)mem < GR_LIMITS_MIN_MEMORY)
-		die_user("bad --max-memory '%s': expected a size like 512M or "
-			 "4G, at least 16M", o.max_memory);
-	o.max_memory_bytes = (int64_t)mem;
-	gr_limits__start(o.timeout_ns, o.timeout, o.max_memory_bytes);
-	if (!o.ndata)
-		o.data[o.ndata++] = DEFAULT_DATA;
-	/* export names its own formats (cmd_export checks them). */
-	if (o.format_set && !exporting &&
-	    gr_format__parse(o.format_arg, &o.format))
-		die_user("bad --format '%s': expected table, csv, json, jsonl or "
-			 "line", o.format_arg);
-	if (!o.format_set)
-		o.format = isatty(STDOUT_FILENO) ? GR_FMT_TABLE : GR_FMT_CSV;
+	settle_options(&o, strcmp(name, "export") == 0);
 	o.argc = argc - optind - 1;
 	o.argv = argv + optind + 1;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(commands[i].name, name) == 0) {
-			if (o.vkey && strcmp(name, "verify") != 0)
-				die_user("--verification-key applies to verify "
-					 "only");
-			if (!exporting && o.output)
-				die_user("-o applies to export only");
-			if (!exporting && !sealing && o.force)
-				die_user("--force applies to export and "
-					 "seal-setup only");
-			if (!sealing && o.interval)
-				die_user("--interval applies to seal-setup "
-					 "only");
+			check_applies(&o, name);
 			int rc = commands[i].fn(&o);
-			free(o.data);
-			free(o.params);
+			opts_free(&o);
 			return rc;
 		}
 	die_user("unknown command '%s' (gpurec --help lists them)", name);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/cli.h"
 #include "query/cuda_errors.h"
 #include "query/report.h"
 
@@ -97,25 +98,22 @@ int gr_report__check_params(const struct gr_report *r, char *const *kv,
 {
 	for (int i = 0; i < n; i++) {
 		const char *eq = strchr(kv[i], '=');
-		if (!eq || eq == kv[i]) {
-			snprintf(err, errlen, "bad --param '%s': expected "
-				 "KEY=VALUE", kv[i]);
-			return -EINVAL;
-		}
+		if (!eq || eq == kv[i])
+			return gr_cli__fail(err, errlen, -EINVAL,
+					    "bad --param '%s': expected "
+					    "KEY=VALUE", kv[i]);
 		int k = param_index(r, kv[i], (size_t)(eq - kv[i]));
-		if (k >= 0 && is_count(r, k) && !is_natural(eq + 1)) {
-			snprintf(err, errlen, "bad --param '%s': %s takes a "
-				 "whole number, 0 or more", kv[i],
-				 r->params[k].key);
-			return -EINVAL;
-		}
-		if (k < 0) {
-			snprintf(err, errlen, "report %s takes no parameter "
-				 "'%.*s' (gpurec report list shows its "
-				 "parameters)", r->name, (int)(eq - kv[i]),
-				 kv[i]);
-			return -EINVAL;
-		}
+		if (k >= 0 && is_count(r, k) && !is_natural(eq + 1))
+			return gr_cli__fail(err, errlen, -EINVAL,
+					    "bad --param '%s': %s takes a "
+					    "whole number, 0 or more", kv[i],
+					    r->params[k].key);
+		if (k < 0)
+			return gr_cli__fail(err, errlen, -EINVAL,
+					    "report %s takes no parameter '%.*s' "
+					    "(gpurec report list shows its "
+					    "parameters)", r->name,
+					    (int)(eq - kv[i]), kv[i]);
 	}
 	for (int k = 0; k < r->nparams; k++) {
 		int given = 0;
@@ -123,12 +121,11 @@ int gr_report__check_params(const struct gr_report *r, char *const *kv,
 			given = !strncmp(kv[i], r->params[k].key,
 					 strlen(r->params[k].key)) &&
 				kv[i][strlen(r->params[k].key)] == '=';
-		if (!r->params[k].def[0] && !given) {
-			snprintf(err, errlen, "report %s needs --param %s=… "
-				 "(%s)", r->name, r->params[k].key,
-				 r->params[k].help);
-			return -EINVAL;
-		}
+		if (!r->params[k].def[0] && !given)
+			return gr_cli__fail(err, errlen, -EINVAL,
+					    "report %s needs --param %s=… "
+					    "(%s)", r->name, r->params[k].key,
+					    r->params[k].help);
 	}
 	return 0;
 }
@@ -157,11 +154,10 @@ int gr_report__bind(const struct gr_report *r, sqlite3_stmt *st,
 		int p = param_index(r, name, strlen(name));
 		if (!v && p >= 0)
 			v = r->params[p].def;
-		if (!v) {
-			snprintf(err, errlen, "report %s uses :%s but declares "
-				 "no default for it", r->name, name);
-			return -EINVAL;
-		}
+		if (!v)
+			return gr_cli__fail(err, errlen, -EINVAL,
+					    "report %s uses :%s but declares "
+					    "no default for it", r->name, name);
 		bind_value(st, idx, v);
 	}
 	return 0;

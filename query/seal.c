@@ -21,11 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "query/cli.h"
 #include "store/crypto.h"
 #include "store/fss.h"
-
-#define EXIT_USER 1
-#define EXIT_INTERNAL 2
 
 /* Formats a whole number of seconds the way --interval takes it. */
 static void fmt_interval(int64_t s, char *buf, size_t n)
@@ -62,74 +60,44 @@ static void print_folded(FILE *f, const char *text)
 	}
 }
 
-int gr_seal_setup__run(const struct gr_seal_setup *s)
+/* Says why gr_fss__setup() failed with @rc.  Returns an exit status. */
+static int setup_error(const struct gr_seal_setup *s, int rc)
 {
-	char vkey[GR_FSS_VKEY_MAX], iv[32], cerr[256], *text;
-	uid_t uid = (uid_t)-1;
-	gid_t gid = (gid_t)-1;
-	struct stat st;
-	int dirfd, rc;
+	char cerr[256];
 
-	dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		rc = errno;
-		fprintf(s->msg, "gpurec: seal-setup: cannot open data directory "
-			"%s: %s\n", s->dir, strerror(rc));
-		return rc == ENOMEM ? EXIT_INTERNAL : EXIT_USER;
-	}
-	if (fstat(dirfd, &st) < 0) {
-		rc = errno;
-		fprintf(s->msg, "gpurec: seal-setup: %s: %s\n", s->dir,
-			strerror(rc));
-		close(dirfd);
-		return EXIT_INTERNAL;
-	}
-	/* Root setting up another user's directory: the key is theirs. */
-	if (geteuid() == 0 && st.st_uid != 0) {
-		uid = st.st_uid;
-		gid = st.st_gid;
-	}
-	if (gr_crypto__init()) {
-		fprintf(s->msg, "gpurec: seal-setup: cannot initialise libcrypto "
-			"(%s): %s\n", gr_crypto__version(),
-			gr_crypto__error(cerr, sizeof(cerr)));
-		close(dirfd);
-		return EXIT_INTERNAL;
-	}
-	rc = gr_fss__setup(dirfd, s->interval_s, s->now_ns, s->force, uid, gid,
-			   vkey);
-	close(dirfd);
 	switch (rc) {
-	case 0:
-		break;
 	case -EEXIST:
-		fprintf(s->msg, "gpurec: seal-setup: %s/" GR_FSS_FILE " exists: "
-			"sealing is set up already (--force replaces the key; "
-			"lines sealed before then verify only with the old "
-			"verification key)\n", s->dir);
-		return EXIT_USER;
+		return gr_cli__error(s->msg, EXIT_USER, "seal-setup: %s/"
+			GR_FSS_FILE " exists: sealing is set up already "
+			"(--force replaces the key; lines sealed before then "
+			"verify only with the old verification key)", s->dir);
 	case -EACCES:
 	case -EPERM:
 	case -EROFS:
-		fprintf(s->msg, "gpurec: seal-setup: cannot create %s/" GR_FSS_FILE
-			": %s (run it as root or as the directory's owner)\n",
-			s->dir, strerror(-rc));
-		return EXIT_USER;
+		return gr_cli__error(s->msg, EXIT_USER, "seal-setup: cannot "
+			"create %s/" GR_FSS_FILE ": %s (run it as root or as "
+			"the directory's owner)", s->dir, strerror(-rc));
 	case -EIO:
-		fprintf(s->msg, "gpurec: seal-setup: cannot make a key: "
-			"libcrypto or the disk failed (%s)\n",
+		return gr_cli__error(s->msg, EXIT_INTERNAL, "seal-setup: "
+			"cannot make a key: libcrypto or the disk failed (%s)",
 			gr_crypto__error(cerr, sizeof(cerr)));
-		return EXIT_INTERNAL;
 	default:
-		fprintf(s->msg, "gpurec: seal-setup: cannot create %s/" GR_FSS_FILE
-			": %s\n", s->dir, strerror(-rc));
-		return rc == -ENOSPC || rc == -EDQUOT || rc == -EISDIR ?
-		       EXIT_USER : EXIT_INTERNAL;
+		return gr_cli__error(s->msg, rc == -ENOSPC || rc == -EDQUOT ||
+			rc == -EISDIR ? EXIT_USER : EXIT_INTERNAL, "seal-setup: "
+			"cannot create %s/" GR_FSS_FILE ": %s", s->dir,
+			strerror(-rc));
 	}
+}
+
+/* Prints the verification key on s->out, what to do with it on s->msg.
+ * Returns an exit status. */
+static int print_keys(const struct gr_seal_setup *s, char *vkey)
+{
+	char iv[32], *text;
 
 	fprintf(s->out, "%s\n", vkey);
 	fflush(s->out);
-	gr_crypto__wipe(vkey, sizeof(vkey));
+	gr_crypto__wipe(vkey, GR_FSS_VKEY_MAX);
 	fmt_interval(s->interval_s, iv, sizeof(iv));
 	if (asprintf(&text,
 		"gpurec: sealing key installed in %s/" GR_FSS_FILE " (a new "
@@ -147,4 +115,45 @@ int gr_seal_setup__run(const struct gr_seal_setup *s)
 	print_folded(s->msg, text);
 	free(text);
 	return 0;
+}
+
+int gr_seal_setup__run(const struct gr_seal_setup *s)
+{
+	char vkey[GR_FSS_VKEY_MAX], cerr[256];
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
+	struct stat st;
+	int dirfd, rc;
+
+	dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		rc = errno;
+		return gr_cli__error(s->msg, rc == ENOMEM ? EXIT_INTERNAL :
+				     EXIT_USER, "seal-setup: cannot open data "
+				     "directory %s: %s", s->dir, strerror(rc));
+	}
+	if (fstat(dirfd, &st) < 0) {
+		rc = errno;
+		close(dirfd);
+		return gr_cli__error(s->msg, EXIT_INTERNAL, "seal-setup: %s: %s",
+				     s->dir, strerror(rc));
+	}
+	/* Root setting up another user's directory: the key is theirs. */
+	if (geteuid() == 0 && st.st_uid != 0) {
+		uid = st.st_uid;
+		gid = st.st_gid;
+	}
+	if (gr_crypto__init()) {
+		close(dirfd);
+		return gr_cli__error(s->msg, EXIT_INTERNAL, "seal-setup: cannot "
+				     "initialise libcrypto (%s): %s",
+				     gr_crypto__version(),
+				     gr_crypto__error(cerr, sizeof(cerr)));
+	}
+	rc = gr_fss__setup(dirfd, s->interval_s, s->now_ns, s->force, uid, gid,
+			   vkey);
+	close(dirfd);
+	if (rc)
+		return setup_error(s, rc);
+	return print_keys(s, vkey);
 }

@@ -34,7 +34,12 @@ cleanup() {
 start_gpurecd() {
 	"$GPURECD" --data "$D" --flush-interval 100 --config /dev/null "$@" >"$T/gpurecd.log" 2>&1 &
 	dpid=$!
-	for _ in $(seq 100); do grep -q "gpurecd: ready" "$T/gpurecd.log" && break; sleep 0.1; done
+	# Up to 90 s while it lives: a loaded 2-core host has taken over 10 s.
+	for _ in $(seq 900); do
+		grep -q "gpurecd: ready" "$T/gpurecd.log" && break
+		kill -0 "$dpid" 2>/dev/null || break
+		sleep 0.1
+	done
 	grep -q "gpurecd: ready" "$T/gpurecd.log" || { cat "$T/gpurecd.log"; skip "gpurecd did not start (BPF unavailable?)"; }
 }
 

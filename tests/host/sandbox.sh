@@ -63,7 +63,13 @@ launch() {
 	shift 2
 	"$@" >"$log" 2>&1 &
 	dpid=$!
-	for _ in $(seq 150); do grep -q "gpurecd: ready" "$log" && break; sleep 0.1; done
+	# Up to 90 s: under strace and ASan on a loaded 2-core host, attaching
+	# every probe alone has taken over 15 s.
+	for _ in $(seq 900); do
+		grep -q "gpurecd: ready" "$log" && break
+		kill -0 "$dpid" 2>/dev/null || break
+		sleep 0.1
+	done
 	grep -q "gpurecd: ready" "$log" || { cat "$log"; skip "gpurecd did not start (BPF unavailable?)"; }
 	gpid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$data/status.json")
 }

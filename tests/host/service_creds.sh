@@ -71,7 +71,7 @@ as_gpurecd() {
 	fi
 	(umask 0027; exec "${cmd[@]}") >"$log" 2>&1 &
 	dpid=$!
-	for _ in $(seq 150); do grep -q "gpurecd: ready" "$log" && return 0; kill -0 $dpid 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 900); do grep -q "gpurecd: ready" "$log" && return 0; kill -0 $dpid 2>/dev/null || break; sleep 0.1; done
 	return 1
 }
 stop() { kill -TERM "$dpid" 2>/dev/null; wait "$dpid"; local rc=$?; dpid=; return $rc; }
