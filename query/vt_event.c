@@ -394,6 +394,46 @@ static int seek(struct cursor *c)
 	return SQLITE_OK;
 }
 
+/* Adds one constraint passed down by vt_best_index: column col, operator
+ * op, operand v.  host = '…' selects segments; integer operands become
+ * filters (and ts ones narrow the window); x op NULL matches nothing. */
+static void add_constraint(struct cursor *c, int col, int op, sqlite3_value *v)
+{
+	struct gr_qctx *q = c->vt->q;
+	if (gr_tables[c->vt->t].cols[col].type == GR_HOST) {
+		if (sqlite3_value_type(v) == SQLITE_TEXT)
+			c->host_eq = (const char *)sqlite3_value_text(v);
+		else if (sqlite3_value_type(v) == SQLITE_NULL)
+			c->never = 1;
+		/* --host and host = '…' both hold. */
+		if (c->host_eq && q->host && strcmp(c->host_eq, q->host))
+			c->never = 1;
+		return;
+	}
+	if (sqlite3_value_type(v) == SQLITE_NULL) {
+		c->never = 1; /* x op NULL is never true */
+		return;
+	}
+	/* Only integer operands are evaluated here; SQLite applies the
+	 * others (its re-check sees every row we pass). */
+	if (sqlite3_value_type(v) != SQLITE_INTEGER || c->nf == MAX_FILTERS)
+		return;
+	int64_t x = sqlite3_value_int64(v);
+	c->f[c->nf++] = (struct filt){ col, op, x };
+	if (col != GR_EV_ts)
+		return;
+	if ((op == OP_GE || op == OP_EQ) && x > c->lo)
+		c->lo = x;
+	if (op == OP_GT && x != INT64_MAX && x + 1 > c->lo)
+		c->lo = x + 1;
+	if ((op == OP_LE || op == OP_EQ) && x < c->hi)
+		c->hi = x;
+	if (op == OP_LT && x != INT64_MIN && x - 1 < c->hi)
+		c->hi = x - 1;
+}
+
+/* Starts a scan: idxStr is vt_best_index's plan, argv the operands of
+ * the constraints it passed down. */
 static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		     int argc, sqlite3_value **argv)
 {
@@ -401,7 +441,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	struct gr_qctx *q = c->vt->q;
 	const struct gr_table *tab = &gr_tables[c->vt->t];
 	const char *p = idxStr, *gp;
-	int group_col = -1;
+	int group_col = -1, group_desc = 0;
 	(void)idxNum;
 
 	retire_segment(c);
@@ -416,7 +456,6 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	c->need = strtoull(p, NULL, 16);
 	if (c->need >> 63)
 		c->need = ~0ull >> (64 - tab->ncols);
-	int group_desc = 0;
 	if ((gp = strstr(p, ";g"))) {
 		char *end;
 		group_col = (int)strtol(gp + 2, &end, 10);
@@ -433,38 +472,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		int col, op;
 		if (sscanf(++p, "%d,%d", &col, &op) != 2)
 			break;
-		sqlite3_value *v = argv[i];
-		if (tab->cols[col].type == GR_HOST) {
-			if (sqlite3_value_type(v) == SQLITE_TEXT)
-				c->host_eq = (const char *)sqlite3_value_text(v);
-			else if (sqlite3_value_type(v) == SQLITE_NULL)
-				c->never = 1;
-			/* --host and host = '…' both hold. */
-			if (c->host_eq && q->host && strcmp(c->host_eq, q->host))
-				c->never = 1;
-			continue;
-		}
-		if (sqlite3_value_type(v) == SQLITE_NULL) {
-			c->never = 1; /* x op NULL is never true */
-			continue;
-		}
-		/* Only integer operands are evaluated here; SQLite applies
-		 * the others (its re-check sees every row we pass). */
-		if (sqlite3_value_type(v) != SQLITE_INTEGER ||
-		    c->nf == MAX_FILTERS)
-			continue;
-		int64_t x = sqlite3_value_int64(v);
-		c->f[c->nf++] = (struct filt){ col, op, x };
-		if (col == GR_EV_ts) {
-			if ((op == OP_GE || op == OP_EQ) && x > c->lo)
-				c->lo = x;
-			if (op == OP_GT && x != INT64_MAX && x + 1 > c->lo)
-				c->lo = x + 1;
-			if ((op == OP_LE || op == OP_EQ) && x < c->hi)
-				c->hi = x;
-			if (op == OP_LT && x != INT64_MIN && x - 1 < c->hi)
-				c->hi = x - 1;
-		}
+		add_constraint(c, col, op, argv[i]);
 	}
 	for (int i = 0; i < c->nf; i++)
 		c->need |= 1ull << c->f[i].col;

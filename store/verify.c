@@ -475,17 +475,79 @@ static void check_tags(struct vctx *v, const struct gr_manifest *m)
 	gr_fss__free(f);
 }
 
+/* Checks a sealed segment against its seal line e: its SHA-256, the
+ * metadata the hash covers (read into sm by check_blocks), deletion and
+ * size.  Returns blocks, or -3 when retention deleted it meanwhile. */
+static long check_sealed(struct vctx *v, const char *name, const char *path,
+			 const struct gr_manifest_entry *e,
+			 const struct segmeta *sm, long blocks)
+{
+	char hex[65];
+	uint8_t sha[32];
+	uint64_t bytes = 0;
+	struct stat sb;
+	int rc;
+
+	if ((rc = gr_sha256__file(path, sha))) {
+		if (v->live && rc == -ENOENT)
+			return -3;
+		problem(v, name, "cannot read: %s", strerror(-rc));
+	} else {
+		gr_hex(sha, 32, hex);
+		if (strcmp(hex, e->sha256) != 0)
+			problem(v, name, "SHA-256 mismatch: "
+				"manifest %.16s…, file %.16s…",
+				e->sha256, hex);
+	}
+	if (e->deleted && !(v->live && gone(v->dir, name)))
+		problem(v, name, "present, but the manifest records "
+			"its deletion");
+	if (sm->ok && sm->prev[0] && strcmp(sm->prev, e->prev) != 0)
+		problem(v, name, "hash chain broken: segment says "
+			"prev=%.16s…, manifest prev=%.16s…", sm->prev,
+			e->prev);
+	if (sm->ok && !rc && strcmp(hex, e->sha256) == 0) {
+		/* The metadata is the hash's: the line must agree. */
+		if (sm->start_ts != e->start_ts || sm->end_ts != e->end_ts)
+			problem(v, name, "manifest says start=%" PRId64
+				" end=%" PRId64 ", the segment %" PRId64
+				"..%" PRId64, e->start_ts, e->end_ts,
+				sm->start_ts, sm->end_ts);
+		if ((uint64_t)sm->events != e->events)
+			problem(v, name, "manifest says events=%" PRIu64
+				", the segment %" PRId64, e->events,
+				sm->events);
+		if (strcmp(sm->host, e->host) != 0)
+			problem(v, name, "manifest says host=%s, the "
+				"segment %s", e->host, sm->host);
+		if ((sm->seq || e->seq > 0) && sm->seq != e->seq)
+			problem(v, name, "manifest says seq=%" PRId64
+				", the segment %" PRId64, e->seq,
+				sm->seq);
+		if (sm->sealed != 1)
+			problem(v, name, "in the manifest, but its "
+				"metadata says unsealed");
+	}
+	if (lstat(path, &sb) == 0)
+		bytes = (uint64_t)sb.st_size;
+	else if (v->live && errno == ENOENT)
+		return -3;
+	if (bytes != e->bytes)
+		problem(v, name, "manifest says bytes=%" PRIu64 ", the "
+			"file has %" PRIu64, e->bytes, bytes);
+	return blocks;
+}
+
 /* One segment file: its blocks, and against its seal line (if any) its
  * hash and metadata.  *state gets its enum gr_verify_state. */
 static long check_segment(struct vctx *v, const struct gr_manifest *m,
 			  const char *name, const struct gr_manifest_entry *e,
 			  int newest, int open_seen, int *state)
 {
-	char path[4200], hex[65];
+	char path[4200];
 	struct segmeta sm;
-	uint8_t sha[32];
 	long blocks;
-	int rc, busy = 0;
+	int busy = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", v->dir, name);
 	*state = e ? GR_VS_SEALED : GR_VS_OPEN;
@@ -510,58 +572,8 @@ static long check_segment(struct vctx *v, const struct gr_manifest *m,
 	}
 	if (blocks == -3)
 		return -3; /* deleted by retention while we looked */
-	if (e) {
-		uint64_t bytes = 0;
-		struct stat sb;
-		if ((rc = gr_sha256__file(path, sha))) {
-			if (v->live && rc == -ENOENT)
-				return -3;
-			problem(v, name, "cannot read: %s", strerror(-rc));
-		} else {
-			gr_hex(sha, 32, hex);
-			if (strcmp(hex, e->sha256) != 0)
-				problem(v, name, "SHA-256 mismatch: "
-					"manifest %.16s…, file %.16s…",
-					e->sha256, hex);
-		}
-		if (e->deleted && !(v->live && gone(v->dir, name)))
-			problem(v, name, "present, but the manifest records "
-				"its deletion");
-		if (sm.ok && sm.prev[0] && strcmp(sm.prev, e->prev) != 0)
-			problem(v, name, "hash chain broken: segment says "
-				"prev=%.16s…, manifest prev=%.16s…", sm.prev,
-				e->prev);
-		if (sm.ok && !rc && strcmp(hex, e->sha256) == 0) {
-			/* The metadata is the hash's: the line must agree. */
-			if (sm.start_ts != e->start_ts || sm.end_ts != e->end_ts)
-				problem(v, name, "manifest says start=%" PRId64
-					" end=%" PRId64 ", the segment %" PRId64
-					"..%" PRId64, e->start_ts, e->end_ts,
-					sm.start_ts, sm.end_ts);
-			if ((uint64_t)sm.events != e->events)
-				problem(v, name, "manifest says events=%" PRIu64
-					", the segment %" PRId64, e->events,
-					sm.events);
-			if (strcmp(sm.host, e->host) != 0)
-				problem(v, name, "manifest says host=%s, the "
-					"segment %s", e->host, sm.host);
-			if ((sm.seq || e->seq > 0) && sm.seq != e->seq)
-				problem(v, name, "manifest says seq=%" PRId64
-					", the segment %" PRId64, e->seq,
-					sm.seq);
-			if (sm.sealed != 1)
-				problem(v, name, "in the manifest, but its "
-					"metadata says unsealed");
-		}
-		if (lstat(path, &sb) == 0)
-			bytes = (uint64_t)sb.st_size;
-		else if (v->live && errno == ENOENT)
-			return -3;
-		if (bytes != e->bytes)
-			problem(v, name, "manifest says bytes=%" PRIu64 ", the "
-				"file has %" PRIu64, e->bytes, bytes);
-		return blocks;
-	}
+	if (e)
+		return check_sealed(v, name, path, e, &sm, blocks);
 	if (blocks < 0)
 		return blocks;
 	/* Only the open segment is outside the manifest: the newest file,
