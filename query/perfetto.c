@@ -525,27 +525,15 @@ static void pf_args(struct pf *p, sqlite3_stmt *st, const struct pf_cols *c)
 	fputs_unlocked("}}", f);
 }
 
-/* How each table's events are named: the prefix, then the first of the
- * columns that is not NULL.  Tables not listed are named by api. */
-static const struct pf_naming {
-	const char *table, *prefix, *cols[3];
-} pf_namings[] = {
-	{ "cuda_kernel", "", { "kernel", "kernel_mangled", "api" } },
-	{ "offcpu", "offcpu ", { "state" } },
-	{ "runq", "", { NULL } },
-	{ "block_io", "block ", { "op" } },
-	{ "file_io", "", { "syscall" } },
-	{ "drops", "drops ", { "source" } },
-};
-
 /* Finds table @t's columns.  On lanes (@lanes), pid, tid and comm are
  * arguments: the track is not the thread. */
 static void pf_cols(const struct gr_table *tab, int lanes, int multihost,
 		    struct pf_cols *c)
 {
-	const struct pf_naming *nm = NULL;
+	/* Named as tables.def's GR_LABEL says: the prefix, then the first
+	 * of the columns that is not NULL; a table without one by api. */
 	static const char *const api[3] = { "api" };
-	const char *const *cols = api;
+	const char *const *cols = tab->label.set ? tab->label.cols : api;
 
 	memset(c, 0, sizeof(*c));
 	c->ts = gr_table__col(tab, "ts");
@@ -554,12 +542,7 @@ static void pf_cols(const struct gr_table *tab, int lanes, int multihost,
 	c->tid = gr_table__col(tab, "tid");
 	c->comm = gr_table__col(tab, "comm");
 	c->dur = gr_table__col(tab, "dur");
-	for (size_t i = 0; i < sizeof(pf_namings) / sizeof(*pf_namings); i++)
-		if (strcmp(pf_namings[i].table, tab->name) == 0)
-			nm = &pf_namings[i];
-	c->prefix = nm ? nm->prefix : "";
-	if (nm)
-		cols = nm->cols;
+	c->prefix = tab->label.set ? tab->label.prefix : "";
 	for (int i = 0; i < 3 && cols[i]; i++)
 		if ((c->name[c->nname] = gr_table__col(tab, cols[i])) >= 0)
 			c->nname++;
