@@ -22,9 +22,13 @@ finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
 T=$(mktemp -d /tmp/gpurec-test.XXXXXX)
 D="$T/data"
 dpid=
+# A tracer's tracee first: strace detaches on SIGTERM and leaves its
+# gpurecd running.
 cleanup() {
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
-	for p in $(jobs -p); do kill "$p" 2>/dev/null; done
+	for p in $dpid $(jobs -p); do
+		pkill -TERM -P "$p" 2>/dev/null
+		kill "$p" 2>/dev/null
+	done
 	chattr -R -i "$T" 2>/dev/null; rm -rf "$T"
 }
 [ -n "${KEEP:-}" ] || trap cleanup EXIT
