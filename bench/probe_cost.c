@@ -37,12 +37,12 @@
 
 #include <linux/types.h>
 
-#include "bpf/cuda.h"
+#include "recorder/cuda/cuda.h"
 #include "cuda.skel.h"
 #include "probe_cost.skel.h"
-#include "recorder/cuda.h"
-#include "recorder/cuda_apis.h"
-#include "recorder/elfsyms.h"
+#include "recorder/cuda/family.h"
+#include "recorder/cuda/apis.h"
+#include "recorder/sym/elfsyms.h"
 #include "store/store.h"
 
 struct dim3 { unsigned x, y, z; };

@@ -40,7 +40,7 @@
 #include <bpf/libbpf.h>
 
 #include "recorder/config.h"
-#include "recorder/cuda.h"
+#include "recorder/cuda/family.h"
 #include "recorder/host.h"
 #include "recorder/sandbox.h"
 #include "store/crypto.h"

@@ -61,13 +61,13 @@
 
 #include <linux/types.h>
 
-#include "bpf/cuda.h"
+#include "recorder/cuda/cuda.h"
 #include "cuda.skel.h"
-#include "recorder/cuda.h"
-#include "recorder/cuda_apis.h"
-#include "recorder/elfsyms.h"
-#include "recorder/procmaps.h"
-#include "recorder/stubreg.h"
+#include "recorder/cuda/family.h"
+#include "recorder/cuda/apis.h"
+#include "recorder/sym/elfsyms.h"
+#include "recorder/sym/procmaps.h"
+#include "recorder/sym/stubreg.h"
 
 /* ---- a small hash map: 128-bit keys to pointers ------------------------ */
 

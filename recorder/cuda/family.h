@@ -1,4 +1,5 @@
-/* cuda.h - the CUDA probe family: discovery, attachment, decoding. */
+/* family.h - the CUDA probe family as gpurecd sees it: discovery,
+ * attachment, decoding (recorder/cuda/). */
 #ifndef GR_REC_CUDA_H
 #define GR_REC_CUDA_H
 
