@@ -55,9 +55,12 @@ QUERY_SRC := query/main.c query/vtab.c query/sumtab.c query/output.c \
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
 SYNTH_SRC := bench/synth.c bench/synth_nccl.c
 # The CUDA family (recorder/cuda/) and the symbol module (recorder/sym/).
-CUDA_SRC  := recorder/cuda/cuda.c recorder/cuda/apis.c
+CUDA_SRC  := recorder/cuda/cuda.c recorder/cuda/attach.c \
+             recorder/cuda/naming.c recorder/cuda/nccl.c \
+             recorder/cuda/decode.c recorder/cuda/apis.c
 SYM_SRC   := recorder/sym/elfsyms.c recorder/sym/stubreg.c \
-             recorder/sym/ksyms.c recorder/sym/procmaps.c
+             recorder/sym/ksyms.c recorder/sym/procmaps.c \
+             recorder/sym/elfcache.c recorder/keymap.c
 REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) recorder/host.c recorder/cgroup.c
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 REC_SRC   += recorder/sandbox.c recorder/nonss.c
@@ -88,7 +91,9 @@ $(B)/sched.bpf.o $(B)/io.bpf.o $(B)/proc.bpf.o: bpf/tracked.h bpf/proc.h
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@
 
-$(B)/obj/recorder/cuda/cuda.o $(B)/asan/obj/recorder/cuda/cuda.o: $(B)/cuda.skel.h
+$(B)/obj/recorder/cuda/cuda.o $(B)/asan/obj/recorder/cuda/cuda.o \
+$(B)/obj/recorder/cuda/attach.o $(B)/asan/obj/recorder/cuda/attach.o: \
+		$(B)/cuda.skel.h
 $(B)/obj/recorder/host.o $(B)/asan/obj/recorder/host.o: $(B)/sched.skel.h \
 		$(B)/io.skel.h $(B)/proc.skel.h
 $(B)/obj/recorder/%.o: CPPFLAGS += -I$(B)
@@ -136,6 +141,9 @@ $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		recorder/config.c $(SYM_SRC) \
 		recorder/cgroup.c)
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
+# The CUDA decoders, without BPF (no skeleton: root-free).
+$(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \
+		recorder/cuda/nccl.c recorder/cuda/apis.c)
 
 unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
 	@fail=0; for t in $^; do echo "== $$t"; $$t || fail=1; done; \
