@@ -9,7 +9,7 @@
  *   none     no probe;
  *   empty    one empty uprobe on the driver's cuLaunchKernel;
  *   gpurecd  the CUDA probe family attached to both files as gpurecd
- *            attaches it (recorder/cuda.c: launches recorded at the driver
+ *            attaches it (recorder/cuda/cuda.c: launches recorded at the driver
  *            only), rows written to a scratch store;
  *   both     gpurecd's programs on both layers' launch entry points, folded
  *            into one record: the design before, for comparison.

@@ -1,14 +1,9 @@
 /* cuda.c - the CUDA probe family's user side: its lifecycle.
  *
- * Discovery: every mapped ELF of every process (and every executable that
- * starts later, reported by the exec tracepoint) is checked once per
- * (device, inode) for the entry points in cuda_apis.c: libcudart and
- * libcuda wherever they live (system, venv, conda, a container's root,
- * found through /proc/PID/map_files so that mount namespaces and deleted
- * files do not matter), and executables or libraries with the runtime
- * linked statically (nvcc's default), whose entry points are local
- * symbols.  Uprobes attach to the file, so every process that maps it, now
- * or later, is covered.
+ * Discovery (attach.c): every mapped ELF of every process, and every
+ * executable that starts later, is checked once per file for the entry
+ * points in apis.c; uprobes attach to the file, so every process that maps
+ * it, now or later, is covered.
  *
  * Which layer records a launch: libcuda sees every launch (the runtime's,
  * cuBLAS's, Triton's), and a uprobe hit is the whole cost of recording
@@ -21,7 +16,7 @@
  * and whose launches are named instead from the runtime's host stubs;
  * those probes carry the process's pid, so the kernel inserts them into
  * that process alone.  Other calls (copies, allocations, syncs, graphs)
- * stay hooked on both layers and are folded into one row (bpf/cuda.bpf.c):
+ * stay hooked on both layers and are folded into one row (cuda.bpf.c):
  * they are rarer, and the runtime's arguments (a copy's direction) say
  * more than the driver's.
  *
