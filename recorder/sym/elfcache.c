@@ -21,6 +21,11 @@
 
 enum { QUEUED, LOADING, READY };
 
+/* Files pinned by descriptor at once, at most: a host family that queues
+ * every library of every traced process must not run gpurecd out of
+ * descriptors; past this, a file is opened when its turn comes. */
+#define MAX_PINNED 64
+
 struct ent {
 	struct ent *qnext;	/* in the loader's queue */
 	uint32_t pid;		/* a process that mapped it */
@@ -37,6 +42,7 @@ struct gr_elfcache {
 	pthread_t thread;
 	struct gr_keymap ents;	/* (dev, ino) -> struct ent */
 	struct ent *head, *tail;
+	int pinned;		/* entries holding a descriptor */
 	int stop;
 };
 
@@ -46,25 +52,28 @@ static void *open_elf(const char *path)
 }
 
 /* Reads x's file: through the pinned descriptor if there is one, else as
- * procmaps.h opens a mapping's file. */
+ * procmaps.h opens a mapping's file (also where the descriptor could not
+ * be reopened; a file that is no ELF is not tried twice). */
 static struct gr_elf *load(struct ent *x)
 {
 	struct gr_elf *e = NULL;
 	if (x->fd >= 0) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", x->fd);
-		e = gr_elf__open(path);
-		close(x->fd);
-		x->fd = -1;
+		if ((e = gr_elf__open(path)) || errno == ENOEXEC)
+			return e;
 	}
-	if (!e)
-		e = gr_maps__open(x->pid, &x->m, open_elf);
-	return e;
+	return gr_maps__open(x->pid, &x->m, open_elf);
 }
 
-/* Marks x read as e; called with mu held. */
+/* Marks x read as e, and lets its descriptor go; called with mu held. */
 static void finish(struct gr_elfcache *ec, struct ent *x, struct gr_elf *e)
 {
+	if (x->fd >= 0) {
+		close(x->fd);
+		x->fd = -1;
+		ec->pinned--;
+	}
 	x->e = e;
 	x->state = READY;
 	pthread_cond_broadcast(&ec->done);
@@ -152,13 +161,16 @@ static struct ent *lookup(struct gr_elfcache *ec, uint32_t pid,
 	char path[128];
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
 		 pid, m->start, m->end);
-	x->fd = open(path, O_RDONLY | O_CLOEXEC);
+	x->fd = ec->pinned < MAX_PINNED ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	ec->pinned += x->fd >= 0;
 	x->pid = pid;
 	x->m = *m;
 	x->m.path = m->path ? strdup(m->path) : NULL;
 	if (gr_keymap__put(&ec->ents, m->dev, m->ino, x) == x) {
-		if (x->fd >= 0)
+		if (x->fd >= 0) {
 			close(x->fd);
+			ec->pinned--;
+		}
 		free(x->m.path);
 		free(x);
 		return NULL;

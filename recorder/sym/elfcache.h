@@ -12,8 +12,8 @@
  *
  * A file is opened through /proc/PID/map_files of a process that maps it
  * (procmaps.h), so mount namespaces and deleted files do not matter; a
- * request pins the file by descriptor at once, so the loader can still
- * read it after that process has exited.  Files that cannot be read are
+ * request pins the file by descriptor at once (64 files at most at a
+ * time), so the loader can still read it after that process has exited.  Files that cannot be read are
  * remembered as such (NULL), and not tried again.
  *
  * The struct gr_elf objects returned stay valid until gr_elfcache__free,
