@@ -119,9 +119,10 @@ struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
 	if (!c)
 		return NULL;
 	c->o = *o;
-	if (!(c->elfs = gr_elfcache__new())) {
+	c->elfs = o->elfs;
+	if (!c->elfs && !(c->elfs = c->own_elfs = gr_elfcache__new(0))) {
 		err = -errno;
-		LOG(c, "cuda: cannot start the ELF loader: %s", strerror(-err));
+		LOG(c, "cuda: cannot make the ELF cache: %s", strerror(-err));
 		goto fail;
 	}
 	c->skel = cuda_bpf__open();

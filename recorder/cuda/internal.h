@@ -68,6 +68,7 @@ struct gr_cuda {
 	struct gr_keymap seen;     /* (dev, ino) -> struct seen */
 	struct gr_keymap procs;    /* (pid, 0) -> struct proc */
 	struct gr_elfcache *elfs;  /* ELF files, for naming stubs */
+	struct gr_elfcache *own_elfs; /* elfs, if the family made it */
 	struct gr_keymap regs;     /* (dev, ino) -> struct gr_stubreg, or
 	                            * a mark where none could be read */
 	struct gr_keymap maps;     /* (pid, 0) -> struct gr_maps */

@@ -12,9 +12,10 @@
  * is named from the name the driver keeps behind the handle
  * (name_handle).
  *
- * Names are kept per (pid, handle).  ELF files come from the shared
- * cache (recorder/sym/elfcache.h); a launch being decoded waits for its
- * file, since a row is written once and its name cannot come later.
+ * Names are kept per (pid, handle).  ELF files come from the daemon's
+ * shared cache (recorder/sym/elfcache.h), or the family's own; a launch
+ * being decoded waits for its file, since a row is written once and its
+ * name cannot come later.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -261,8 +262,8 @@ void gr_cuda_name_prefetch(struct gr_cuda *c, uint32_t pid,
 
 void gr_cuda_names_free(struct gr_cuda *c)
 {
-	gr_elfcache__free(c->elfs);
-	c->elfs = NULL;
+	gr_elfcache__free(c->own_elfs);
+	c->elfs = c->own_elfs = NULL;
 	for (size_t i = 0; i < c->regs.cap; i++)
 		if (c->regs.e[i].v && c->regs.e[i].v != &no_regs)
 			gr_stubreg__free(c->regs.e[i].v);

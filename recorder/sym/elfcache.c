@@ -43,6 +43,7 @@ struct gr_elfcache {
 	struct gr_keymap ents;	/* (dev, ino) -> struct ent */
 	struct ent *head, *tail;
 	int pinned;		/* entries holding a descriptor */
+	int loader;		/* the thread runs */
 	int stop;
 };
 
@@ -102,7 +103,7 @@ static void *loader_main(void *arg)
 	return NULL;
 }
 
-struct gr_elfcache *gr_elfcache__new(void)
+struct gr_elfcache *gr_elfcache__new(int loader)
 {
 	struct gr_elfcache *ec = calloc(1, sizeof(*ec));
 	if (!ec)
@@ -110,7 +111,8 @@ struct gr_elfcache *gr_elfcache__new(void)
 	pthread_mutex_init(&ec->mu, NULL);
 	pthread_cond_init(&ec->work, NULL);
 	pthread_cond_init(&ec->done, NULL);
-	int err = pthread_create(&ec->thread, NULL, loader_main, ec);
+	int err = loader ? pthread_create(&ec->thread, NULL, loader_main, ec) : 0;
+	ec->loader = loader;
 	if (err) {
 		pthread_cond_destroy(&ec->done);
 		pthread_cond_destroy(&ec->work);
@@ -126,11 +128,13 @@ void gr_elfcache__free(struct gr_elfcache *ec)
 {
 	if (!ec)
 		return;
-	pthread_mutex_lock(&ec->mu);
-	ec->stop = 1;
-	pthread_cond_signal(&ec->work);
-	pthread_mutex_unlock(&ec->mu);
-	pthread_join(ec->thread, NULL);
+	if (ec->loader) {
+		pthread_mutex_lock(&ec->mu);
+		ec->stop = 1;
+		pthread_cond_signal(&ec->work);
+		pthread_mutex_unlock(&ec->mu);
+		pthread_join(ec->thread, NULL);
+	}
 	for (size_t i = 0; i < ec->ents.cap; i++) {
 		struct ent *x = ec->ents.e[i].v;
 		if (!x)
@@ -187,6 +191,11 @@ static struct ent *lookup(struct gr_elfcache *ec, uint32_t pid,
 struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
 				const struct gr_mapping *m, int *pending)
 {
+	if (!ec->loader) {
+		if (pending)
+			*pending = 0;
+		return gr_elfcache__wait(ec, pid, m);
+	}
 	pthread_mutex_lock(&ec->mu);
 	struct ent *x = lookup(ec, pid, m);
 	int ready = x && x->state == READY;
@@ -200,10 +209,11 @@ struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
 /* Takes x off the loader's queue; called with mu held. */
 static void unqueue(struct gr_elfcache *ec, struct ent *x)
 {
-	struct ent *prev = NULL;
-	for (struct ent *q = ec->head; q; prev = q, q = q->qnext)
-		if (q == x)
-			break;
+	struct ent *prev = NULL, *q = ec->head;
+	for (; q && q != x; q = q->qnext)
+		prev = q;
+	if (!q)
+		return; /* not queued */
 	if (prev)
 		prev->qnext = x->qnext;
 	else

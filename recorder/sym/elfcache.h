@@ -10,11 +10,18 @@
  * one that cannot do without it asks with gr_elfcache__wait (reads the
  * file at once, on the caller's thread, unless the loader already is).
  *
+ * One cache with one loader thread is meant to serve every family of
+ * gpurecd: a thread more is visible (the sandbox's log line counts them),
+ * and a file read twice is memory twice.  A cache made without a loader
+ * reads every file on the caller's thread, when first asked: get behaves
+ * as wait.
+ *
  * A file is opened through /proc/PID/map_files of a process that maps it
  * (procmaps.h), so mount namespaces and deleted files do not matter; a
  * request pins the file by descriptor at once (64 files at most at a
- * time), so the loader can still read it after that process has exited.  Files that cannot be read are
- * remembered as such (NULL), and not tried again.
+ * time), so the loader can still read it after that process has exited.
+ * Files that cannot be read are remembered as such (NULL), and not tried
+ * again.
  *
  * The struct gr_elf objects returned stay valid until gr_elfcache__free,
  * and are immutable (elfsyms.h): any thread may query them.  The cache
@@ -31,9 +38,9 @@
 
 struct gr_elfcache;
 
-/* Makes a cache and starts its loader thread.  Returns NULL with errno
- * set (ENOMEM, or pthread_create's error). */
-struct gr_elfcache *gr_elfcache__new(void);
+/* Makes a cache, and starts its loader thread if loader.  Returns NULL
+ * with errno set (ENOMEM, or pthread_create's error). */
+struct gr_elfcache *gr_elfcache__new(int loader);
 
 /* Stops the loader (after the file it is reading) and frees every ELF.
  * NULL is a no-op. */
@@ -41,7 +48,8 @@ void gr_elfcache__free(struct gr_elfcache *ec);
 
 /* The ELF of mapping m of pid if it has been read; else NULL, and it is
  * queued for the loader if it was not yet (*pending set to 1 while it is
- * queued or being read, 0 once it is known; pending may be NULL). */
+ * queued or being read, 0 once it is known; pending may be NULL).  In a
+ * cache without a loader, gr_elfcache__wait. */
 struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
 				const struct gr_mapping *m, int *pending);
 

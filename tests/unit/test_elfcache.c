@@ -28,7 +28,7 @@ TEST(wait_reads_and_names)
 	uint64_t addr = (uint64_t)(uintptr_t)&gr_elfcache_test_marker;
 	const struct gr_mapping *m = own_mapping(&pm, addr);
 	CHECK(m != NULL);
-	struct gr_elfcache *ec = gr_elfcache__new();
+	struct gr_elfcache *ec = gr_elfcache__new(1);
 	CHECK(ec != NULL);
 	int pending = -1, files, read;
 	/* The first ask queues it: never ready at once. */
@@ -54,7 +54,7 @@ TEST(wait_reads_and_names)
 
 TEST(failure_remembered)
 {
-	struct gr_elfcache *ec = gr_elfcache__new();
+	struct gr_elfcache *ec = gr_elfcache__new(1);
 	CHECK(ec != NULL);
 	/* No such mapping in this process, no such file. */
 	struct gr_mapping m = { .start = 0x1000, .end = 0x2000, .dev = 1,
@@ -74,7 +74,7 @@ TEST(background_then_stop)
 	struct gr_maps pm;
 	CHECK_EQ_INT(gr_maps__read(getpid(), &pm), 0);
 	CHECK(pm.n > 0);
-	struct gr_elfcache *ec = gr_elfcache__new();
+	struct gr_elfcache *ec = gr_elfcache__new(1);
 	CHECK(ec != NULL);
 	/* Queue every file this process maps; the loader reads them in
 	 * the background.  Files shared by several mappings count once. */
@@ -101,8 +101,30 @@ TEST(background_then_stop)
 	gr_maps__free(&pm);
 }
 
+/* Without a loader thread, get reads at once, as wait does. */
+TEST(no_loader)
+{
+	struct gr_maps pm;
+	uint64_t addr = (uint64_t)(uintptr_t)&gr_elfcache_test_marker;
+	const struct gr_mapping *m = own_mapping(&pm, addr);
+	CHECK(m != NULL);
+	struct gr_elfcache *ec = gr_elfcache__new(0);
+	CHECK(ec != NULL);
+	int pending = -1, files, read;
+	struct gr_elf *e = gr_elfcache__get(ec, (uint32_t)getpid(), m, &pending);
+	CHECK(e != NULL);
+	CHECK_EQ_INT(pending, 0);
+	CHECK(gr_elfcache__wait(ec, (uint32_t)getpid(), m) == e);
+	gr_elfcache__counts(ec, &files, &read);
+	CHECK_EQ_INT(files, 1);
+	CHECK_EQ_INT(read, 1);
+	gr_elfcache__free(ec);
+	gr_maps__free(&pm);
+}
+
 TEST_MAIN(
 	TEST_ENTRY(wait_reads_and_names)
 	TEST_ENTRY(failure_remembered)
 	TEST_ENTRY(background_then_stop)
+	TEST_ENTRY(no_loader)
 )
