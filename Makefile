@@ -138,8 +138,7 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		$(SYNTH_SRC) query/vtab.c query/output.c query/aggregates.c \
-		recorder/config.c $(SYM_SRC) \
-		recorder/cgroup.c)
+		recorder/config.c recorder/cgroup.c $(SYM_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
 # The CUDA decoders, without BPF (no skeleton: root-free).
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \
