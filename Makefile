@@ -59,9 +59,14 @@ STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
 SYNTH_SRC := bench/synth.c bench/synth_nccl.c
-REC_LIB_SRC := recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
-               recorder/stubreg.c recorder/host.c recorder/cgroup.c \
-               recorder/ksyms.c recorder/procmaps.c
+# The CUDA family (recorder/cuda/) and the symbol module (recorder/sym/).
+CUDA_SRC  := recorder/cuda/cuda.c recorder/cuda/attach.c \
+             recorder/cuda/naming.c recorder/cuda/nccl.c \
+             recorder/cuda/decode.c recorder/cuda/apis.c
+SYM_SRC   := recorder/sym/elfsyms.c recorder/sym/stubreg.c \
+             recorder/sym/ksyms.c recorder/sym/procmaps.c \
+             recorder/sym/elfcache.c recorder/keymap.c
+REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) recorder/host.c recorder/cgroup.c
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 REC_SRC   += recorder/sandbox.c recorder/nonss.c
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -82,12 +87,18 @@ $(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(B)/vmlinux.h
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
 	  -c $< -o $@
 
+$(B)/cuda.bpf.o: recorder/cuda/cuda.bpf.c recorder/cuda/cuda.h $(B)/vmlinux.h
+	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
+	  -c $< -o $@
+
 $(B)/sched.bpf.o $(B)/io.bpf.o $(B)/proc.bpf.o: bpf/tracked.h bpf/proc.h
 
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@
 
-$(B)/obj/recorder/cuda.o $(B)/asan/obj/recorder/cuda.o: $(B)/cuda.skel.h
+$(B)/obj/recorder/cuda/cuda.o $(B)/asan/obj/recorder/cuda/cuda.o \
+$(B)/obj/recorder/cuda/attach.o $(B)/asan/obj/recorder/cuda/attach.o: \
+		$(B)/cuda.skel.h
 $(B)/obj/recorder/host.o $(B)/asan/obj/recorder/host.o: $(B)/sched.skel.h \
 		$(B)/io.skel.h $(B)/proc.skel.h
 $(B)/obj/recorder/%.o: CPPFLAGS += -I$(B)
@@ -132,9 +143,11 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/aggregates.c \
-		recorder/config.c recorder/elfsyms.c recorder/stubreg.c \
-		recorder/cgroup.c recorder/ksyms.c)
+		recorder/config.c recorder/cgroup.c $(SYM_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
+# The CUDA decoders, without BPF (no skeleton: root-free).
+$(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \
+		recorder/cuda/nccl.c recorder/cuda/apis.c)
 
 unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
 	@fail=0; for t in $^; do echo "== $$t"; $$t || fail=1; done; \
@@ -185,8 +198,7 @@ $(B)/cuda-tests/graphs_gaps: tests/cuda/graphs_gaps.c $(MOCK_LIBS)
 # Root and eBPF: gpurecd records real CUDA programs (skips only outside CI).
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
 $(B)/asan/test_ringbuf_drops: $(call obj,$(B)/asan,tests/bpf/test_ringbuf_drops.c \
-		recorder/cuda.c recorder/cuda_apis.c recorder/elfsyms.c \
-		recorder/stubreg.c recorder/procmaps.c \
+		$(CUDA_SRC) $(SYM_SRC) \
 		query/vtab.c $(STORE_SRC))
 	$(CC) $(SAN) -o $@ $^ $(RLIBS)
 $(B)/asan/obj/tests/bpf/test_ringbuf_drops.o: $(B)/cuda.skel.h

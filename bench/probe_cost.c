@@ -9,7 +9,7 @@
  *   none     no probe;
  *   empty    one empty uprobe on the driver's cuLaunchKernel;
  *   gpurecd  the CUDA probe family attached to both files as gpurecd
- *            attaches it (recorder/cuda.c: launches recorded at the driver
+ *            attaches it (recorder/cuda/cuda.c: launches recorded at the driver
  *            only), rows written to a scratch store;
  *   both     gpurecd's programs on both layers' launch entry points, folded
  *            into one record: the design before, for comparison.
@@ -37,12 +37,12 @@
 
 #include <linux/types.h>
 
-#include "bpf/cuda.h"
+#include "recorder/cuda/cuda.h"
 #include "cuda.skel.h"
 #include "probe_cost.skel.h"
-#include "recorder/cuda.h"
-#include "recorder/cuda_apis.h"
-#include "recorder/elfsyms.h"
+#include "recorder/cuda/family.h"
+#include "recorder/cuda/apis.h"
+#include "recorder/sym/elfsyms.h"
 #include "store/store.h"
 
 struct dim3 { unsigned x, y, z; };

@@ -40,7 +40,7 @@
 #include <bpf/libbpf.h>
 
 #include "recorder/config.h"
-#include "recorder/cuda.h"
+#include "recorder/cuda/family.h"
 #include "recorder/host.h"
 #include "recorder/sandbox.h"
 #include "store/crypto.h"
@@ -451,7 +451,7 @@ static void resolve_auto_sizes(void)
 static void attach_known_paths(void)
 {
 	/* The driver first: once one is attached, the runtime's launch
-	 * entry points are left to it (recorder/cuda.c). */
+	 * entry points are left to it (recorder/cuda/cuda.c). */
 	static const char *const globs[] = {
 		"/usr/lib/x86_64-linux-gnu/libcuda.so*",
 		"/usr/lib64/libcuda.so*",

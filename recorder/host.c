@@ -45,10 +45,10 @@
 #include "proc.skel.h"
 #include "sched.skel.h"
 #include "recorder/cgroup.h"
-#include "recorder/elfsyms.h"
+#include "recorder/sym/elfsyms.h"
 #include "recorder/host.h"
-#include "recorder/ksyms.h"
-#include "recorder/procmaps.h"
+#include "recorder/sym/ksyms.h"
+#include "recorder/sym/procmaps.h"
 #include "schema/schema.h"
 #include "store/store.h"
 

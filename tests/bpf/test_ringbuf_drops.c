@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "query/vtab.h"
-#include "recorder/cuda.h"
+#include "recorder/cuda/family.h"
 #include "tests/unit/test.h"
 
 #define CALLS 500

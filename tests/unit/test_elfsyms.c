@@ -11,8 +11,8 @@
  * libcudart.so.13 must exist unless GR_NO_CUDA=1.
  */
 #include "tests/unit/test.h"
-#include "recorder/elfsyms.h"
-#include "recorder/stubreg.h"
+#include "recorder/sym/elfsyms.h"
+#include "recorder/sym/stubreg.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * a note, except that CI=true turns the skip into a failure.
  */
 #include "tests/unit/test.h"
-#include "recorder/ksyms.h"
+#include "recorder/sym/ksyms.h"
 
 #include <dirent.h>
 #include <errno.h>

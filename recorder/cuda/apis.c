@@ -1,4 +1,4 @@
-/* cuda_apis.c - the table of hooked CUDA entry points.
+/* apis.c - the table of hooked CUDA entry points.
  *
  * One row per exported symbol; ids are indices.  Argument indices count
  * from 0 in the C prototype (x86-64: 0-5 in registers, 6-9 on the stack).
@@ -10,8 +10,8 @@
  */
 #include <linux/types.h>
 
-#include "bpf/cuda.h"
-#include "recorder/cuda_apis.h"
+#include "recorder/cuda/cuda.h"
+#include "recorder/cuda/apis.h"
 
 /* Entries start from BASE (every index -1) and override what they use. */
 #pragma GCC diagnostic ignored "-Woverride-init"

@@ -39,7 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recorder/stubreg.h"
+#include "recorder/sym/stubreg.h"
 
 #define WINDOW 96	/* bytes of setup looked at before a call */
 #define MAX_NAME 4096	/* longest kernel name accepted */

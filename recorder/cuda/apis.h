@@ -1,5 +1,5 @@
-/* cuda_apis.h - the CUDA runtime and driver entry points gpurecd hooks,
- * and how each call's arguments become a row (recorder/cuda_apis.c). */
+/* apis.h - the CUDA runtime and driver entry points gpurecd hooks,
+ * and how each call's arguments become a row (recorder/cuda/apis.c). */
 #ifndef GR_CUDA_APIS_H
 #define GR_CUDA_APIS_H
 
@@ -73,7 +73,7 @@ struct gr_api {
 extern const struct gr_api gr_apis[];
 extern const int gr_napis;
 
-/* The attach cookie for api id (bpf/cuda.h's layout). */
+/* The attach cookie for api id (recorder/cuda/cuda.h's layout). */
 uint64_t gr_api__cookie(int id);
 
 #endif

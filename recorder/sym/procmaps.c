@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "recorder/procmaps.h"
+#include "recorder/sym/procmaps.h"
 
 void gr_maps__free(struct gr_maps *pm)
 {

@@ -35,7 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recorder/ksyms.h"
+#include "recorder/sym/ksyms.h"
 
 #define KALLSYMS "/proc/kallsyms"
 #define CHUNK (64u << 10)	/* read buffer; far longer than any line */

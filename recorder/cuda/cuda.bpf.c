@@ -8,7 +8,7 @@
  * back and, where the cookie asks, a struct an argument points at (launch
  * configs, 2D/3D copy parameters: const, and still the caller's at
  * return).  Decoding arguments into columns is user space's job
- * (recorder/cuda.c), which keeps this side small and the same for every
+ * (recorder/cuda/decode.c), which keeps this side small and the same for every
  * API.
  *
  * Layers: libcudart calls libcuda, so one cudaLaunchKernel passes through

@@ -1,10 +1,13 @@
-/* cuda.h - the CUDA probe family: discovery, attachment, decoding. */
+/* family.h - the CUDA probe family as gpurecd sees it: discovery,
+ * attachment, decoding (recorder/cuda/). */
 #ifndef GR_REC_CUDA_H
 #define GR_REC_CUDA_H
 
 #include <stdint.h>
 
 #include "store/store.h"
+
+struct gr_elfcache;
 
 struct gr_cuda;
 
@@ -19,6 +22,10 @@ struct gr_cuda_opts {
 	 * trace the processes that use CUDA); may be NULL. */
 	void (*on_pid)(void *ctx, uint32_t pid);
 	void *on_pid_ctx;
+	/* The daemon's shared ELF cache (recorder/sym/elfcache.h), used and
+	 * not freed; NULL: the family keeps its own, without a loader
+	 * thread (a launch's file is read when the launch is named). */
+	struct gr_elfcache *elfs;
 };
 
 /* Loads the BPF object and creates its ring buffer.  Returns NULL with

@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recorder/elfsyms.h"
+#include "recorder/sym/elfsyms.h"
 
 #if defined(__x86_64__)
 #define GR_EM EM_X86_64

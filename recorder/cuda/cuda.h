@@ -5,7 +5,7 @@
  *
  * Each probe is attached with a 64-bit cookie describing the API it sits
  * on, so two programs (entry, return) serve every API:
- *   bits  0-15  api id (recorder/cuda_apis.def)
+ *   bits  0-15  api id (an index of gr_apis[], recorder/cuda/apis.c)
  *   bits 16-19  layer group: calls nested in a call of the same group on
  *               the same thread are folded into the outer one (a
  *               cudaMemcpy that calls cuMemcpyDtoH_v2 is one row)

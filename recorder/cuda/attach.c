@@ -1,0 +1,462 @@
+/* attach.c - finding the files that hold CUDA entry points, and probing
+ * them.
+ *
+ * Every mapped ELF of every process (and every executable that starts
+ * later, reported by the exec tracepoint) is checked once per (device,
+ * inode) for the entry points in apis.c: libcudart and libcuda wherever
+ * they live (system, venv, conda, a container's root, found through
+ * /proc/PID/map_files so that mount namespaces and deleted files do not
+ * matter), and executables or libraries with the runtime linked
+ * statically (nvcc's default), whose entry points are local symbols.
+ * Uprobes attach to the file, so every process that maps it, now or
+ * later, is covered.  Which layer's launch entry points are probed, and
+ * for which processes: cuda.c, "Which layer records a launch".
+ */
+#include <bpf/libbpf.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda.skel.h"
+#include "recorder/cuda/internal.h"
+#include "recorder/sym/elfsyms.h"
+
+struct gr_maps *gr_cuda_maps(struct gr_cuda *c, uint32_t pid, int refresh)
+{
+	struct gr_maps *pm = gr_keymap__get(&c->maps, pid, 0);
+	if (pm && !refresh)
+		return pm;
+	struct gr_maps fresh;
+	if (gr_maps__read((int)pid, &fresh))
+		return pm; /* gone: keep what we knew */
+	if (!pm) {
+		pm = calloc(1, sizeof(*pm));
+		if (!pm) {
+			gr_maps__free(&fresh);
+			return NULL;
+		}
+		if (gr_keymap__put(&c->maps, pid, 0, pm) == pm) {
+			free(pm);
+			gr_maps__free(&fresh);
+			return NULL;
+		}
+	}
+	gr_maps__free(pm);
+	*pm = fresh;
+	return pm;
+}
+
+int gr_cuda_linkvec_add(struct linkvec *lv, struct bpf_link *l)
+{
+	if (lv->n == lv->cap) {
+		int cap = lv->cap ? lv->cap * 2 : 64;
+		void *p = realloc(lv->v, (size_t)cap * sizeof(*lv->v));
+		if (!p)
+			return -ENOMEM;
+		lv->v = p;
+		lv->cap = cap;
+	}
+	lv->v[lv->n++] = l;
+	return 0;
+}
+
+void gr_cuda_linkvec_free(struct linkvec *lv)
+{
+	for (int i = 0; i < lv->n; i++)
+		bpf_link__destroy(lv->v[i]);
+	free(lv->v);
+	*lv = (struct linkvec){ 0 };
+}
+
+static int is_rt_launch(int id)
+{
+	return gr_apis[id].shape == GR_SH_LAUNCH_RT ||
+	       gr_apis[id].shape == GR_SH_LAUNCH_RT_EX;
+}
+
+/* Attaches the entry and return programs for api id at off of path, for
+ * one process (pid > 0) or all (-1), adding both links to lv.  Returns 0
+ * or -errno; on failure nothing stays attached (a lone entry probe would
+ * leave frames that never pop). */
+static int attach_api(struct gr_cuda *c, const char *path, int id,
+		      uint64_t off, int pid, struct linkvec *lv)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = gr_api__cookie(id));
+	struct bpf_link *in = bpf_program__attach_uprobe_opts(
+		c->skel->progs.cuda_entry, pid, path, off, &uo);
+	uo.retprobe = true;
+	struct bpf_link *out = in ? bpf_program__attach_uprobe_opts(
+		c->skel->progs.cuda_return, pid, path, off, &uo) : NULL;
+	if (!in || !out) {
+		int err = -errno;
+		bpf_link__destroy(in);
+		return err ? err : -EINVAL;
+	}
+	if (gr_cuda_linkvec_add(lv, in) || gr_cuda_linkvec_add(lv, out)) {
+		/* The vector keeps what it took: destroy only the rest. */
+		if (lv->n && lv->v[lv->n - 1] == in)
+			lv->n--;
+		bpf_link__destroy(in);
+		bpf_link__destroy(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The first driver seen: from now on it records every launch, so the
+ * runtime's launch probes (attached while there was none) would only make
+ * each runtime launch trap twice.  They go; processes that predate the
+ * driver's probes get theirs back per pid (rt_for_pid). */
+static void driver_arrived(struct gr_cuda *c, const char *path)
+{
+	if (c->have_driver)
+		return;
+	c->have_driver = 1;
+	LOG(c, "cuda: driver %s records every launch; runtime launch entry "
+	       "points are attached only to processes older than gpurecd",
+	    path);
+	if (c->rt_links.n) {
+		c->st.probes -= (uint64_t)c->rt_links.n;
+		LOG(c, "cuda: detached %d runtime launch probes", c->rt_links.n);
+		gr_cuda_linkvec_free(&c->rt_links);
+	}
+}
+
+/* Attaches every hooked symbol the ELF at path defines.  shown is the
+ * path to log (path may be a /proc alias). */
+static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
+		      uint64_t dev, uint64_t ino)
+{
+	struct seen *s = gr_keymap__get(&c->seen, dev, ino);
+	if (s)
+		return 0;
+	if (!(s = calloc(1, sizeof(*s))) || !(s->path = strdup(shown)) ||
+	    gr_keymap__put(&c->seen, dev, ino, s) == s) {
+		if (s)
+			free(s->path);
+		free(s);
+		return -ENOMEM;
+	}
+	struct gr_elf *e = gr_elf__open(path);
+	if (!e)
+		return 0; /* not an ELF we can read: nothing to hook */
+	uint64_t off;
+	if (gr_elf__find(e, "cuLaunchKernel", &off, 1) > 0)
+		driver_arrived(c, shown);
+	int probes = 0, apis = 0, failed = 0, err = 0;
+	for (int id = 0; id < gr_napis; id++) {
+		uint64_t offs[4];
+		int n = gr_elf__find(e, gr_apis[id].sym, offs, 4);
+		int rt = is_rt_launch(id);
+		for (int k = 0; k < n; k++) {
+			if (rt && s->nrt < (int)(sizeof(s->rt) / sizeof(s->rt[0])))
+				s->rt[s->nrt++] = (struct rt_entry){ id, offs[k] };
+			if (rt && c->have_driver)
+				continue; /* per pid only: rt_for_pid */
+			int r = attach_api(c, path, id, offs[k], -1,
+					   rt ? &c->rt_links : &c->links);
+			if (r) {
+				failed++;
+				err = r;
+				continue;
+			}
+			probes += 2;
+		}
+		apis += n > 0;
+	}
+	gr_elf__close(e);
+	s->probes = probes;
+	if (probes || failed || s->nrt) {
+		c->st.files_attached += probes > 0;
+		c->st.probes += (uint64_t)probes;
+		LOG(c, "attached %d probes (%d entry points%s) to %s "
+		       "(dev %u:%u inode %" PRIu64 ")", probes, apis,
+		    s->nrt && c->have_driver ?
+		    "; runtime launches left to the driver" : "",
+		    shown, major(dev), minor(dev), ino);
+		if (failed)
+			LOG(c, "%s: %d entry points could not be attached: %s",
+			    shown, failed, strerror(-err));
+	}
+	return probes;
+}
+
+int gr_cuda__attach_path(struct gr_cuda *c, const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode))
+		return -EINVAL;
+	return attach_elf(c, path, path, sb.st_dev, sb.st_ino);
+}
+
+/* starttime (field 22 of /proc/PID/stat), in clock ticks after boot, or 0. */
+static uint64_t start_ticks(int pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: fields start after the last
+	 * ')'; starttime is the 20th after it. */
+	char *p = strrchr(buf, ')');
+	for (int f = 0; p && f < 20; f++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	gr_cuda_linkvec_free(&p->links);
+	free(p);
+}
+
+/* pid's struct proc, made (or remade, if the pid was reused) on demand. */
+static struct proc *proc_get(struct gr_cuda *c, int pid)
+{
+	uint64_t st = start_ticks(pid);
+	struct proc *p = gr_keymap__get(&c->procs, (uint64_t)pid, 0);
+	if (p && (p->start_ticks == st || !st)) /* same, or gone */
+		return p;
+	struct proc *n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->start_ticks = st;
+	long hz = sysconf(_SC_CLK_TCK);
+	n->old = st && hz > 0 && c->old_before_ns &&
+		 st * (1000000000ull / (uint64_t)hz) < c->old_before_ns;
+	if (gr_keymap__put(&c->procs, (uint64_t)pid, 0, n) == n) {
+		free(n);
+		return NULL;
+	}
+	proc_free(p);
+	return n;
+}
+
+/* A process that predates gpurecd made its driver handles unseen, so its
+ * driver launches cannot be named; its runtime launches can, from their
+ * host stubs.  Attach the runtime launch probes for it alone (a uprobe
+ * with a pid filter is inserted only into that process).  The same holds
+ * for any process whose driver launches come without a name (a handle
+ * made by a call gpurecd does not hook). */
+static int rt_for_pid(struct gr_cuda *c, int pid, const struct gr_maps *pm)
+{
+	struct proc *p = NULL;
+	int total = 0;
+	char path[128];
+	for (int i = 0; i < pm->n; i++) {
+		const struct gr_mapping *m = &pm->m[i];
+		struct seen *s = gr_keymap__get(&c->seen, m->dev, m->ino);
+		if (!s || !s->nrt)
+			continue;
+		if (!p && (!(p = proc_get(c, pid)) || (!p->old && !p->unnamed)))
+			return 0;
+		int k, full = p->nfiles == (int)(sizeof(p->files) /
+						 sizeof(p->files[0]));
+		for (k = 0; k < p->nfiles; k++)
+			if (p->files[k][0] == m->dev && p->files[k][1] == m->ino)
+				break;
+		if (k < p->nfiles || full)
+			continue;
+		p->files[p->nfiles][0] = m->dev;
+		p->files[p->nfiles++][1] = m->ino;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
+			 "-%" PRIx64, pid, m->start, m->end);
+		int n = 0, err = 0;
+		for (int j = 0; j < s->nrt; j++) {
+			int r = attach_api(c, path, s->rt[j].api, s->rt[j].off,
+					   pid, &p->links);
+			if (r)
+				err = r;
+			else
+				n += 2;
+		}
+		if (err)
+			LOG(c, "cuda: pid %d: runtime launch probes on %s: %s",
+			    pid, s->path, strerror(-err));
+		if (n)
+			LOG(c, "cuda: pid %d %s: %d runtime launch probes on %s "
+			       "for it alone", pid, p->old ? "predates gpurecd" :
+			    "made a driver launch without a name", n, s->path);
+		c->st.probes += (uint64_t)n;
+		total += n;
+	}
+	return total;
+}
+
+/* Decoding found a driver launch it cannot name: from now on, name this
+ * process's runtime launches from their stubs (once per process). */
+void gr_cuda_unnamed_launch(struct gr_cuda *c, uint32_t pid)
+{
+	struct proc *p = gr_keymap__get(&c->procs, pid, 0);
+	if (p && (p->old || p->unnamed))
+		return; /* the common case: no /proc read */
+	if (!(p = proc_get(c, (int)pid)) || p->old || p->unnamed)
+		return;
+	p->unnamed = 1;
+	struct gr_maps *pm = gr_cuda_maps(c, pid, 1);
+	if (pm)
+		rt_for_pid(c, (int)pid, pm);
+}
+
+int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
+{
+	char path[128], link[4096];
+	int total = 0, uses_cuda = 0;
+
+	if ((uint32_t)pid == (uint32_t)getpid())
+		return 0;
+	struct gr_maps *pm = gr_cuda_maps(c, (uint32_t)pid, 1);
+	if (!pm)
+		return -ESRCH;
+	for (int i = 0; i < pm->n; i++) {
+		const struct gr_mapping *m = &pm->m[i];
+		if (gr_keymap__get(&c->seen, m->dev, m->ino))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
+			 "-%" PRIx64, pid, m->start, m->end);
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		link[n > 0 ? n : 0] = 0;
+		int r = attach_elf(c, path, n > 0 ? link : path, m->dev, m->ino);
+		if (r > 0)
+			total += r;
+	}
+	for (int i = 0; i < pm->n && !uses_cuda; i++) {
+		struct seen *s = gr_keymap__get(&c->seen, pm->m[i].dev, pm->m[i].ino);
+		uses_cuda = s && (s->probes > 0 || s->nrt > 0);
+	}
+	if (uses_cuda && c->have_driver)
+		total += rt_for_pid(c, pid, pm);
+	/* A CUDA process's executable holds the host stubs its launches
+	 * name: pin the file now, while it runs, and read its symbols in
+	 * the background, so launches of a process that exits at once are
+	 * still named. */
+	struct stat sb;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (uses_cuda && stat(path, &sb) == 0)
+		for (int i = 0; i < pm->n; i++)
+			if (pm->m[i].dev == sb.st_dev &&
+			    pm->m[i].ino == sb.st_ino) {
+				gr_cuda_name_prefetch(c, (uint32_t)pid, &pm->m[i]);
+				break;
+			}
+	return total;
+}
+
+/* Forgets what gpurecd kept of processes that are gone. */
+static void forget_gone(struct gr_cuda *c)
+{
+	for (size_t i = 0; i < c->maps.cap; i++) {
+		struct gr_kment *h = &c->maps.e[i];
+		char p[32];
+		if (!h->v)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%" PRIu64, h->k1);
+		if (access(p, F_OK) == 0)
+			continue;
+		/* Keep the entry (events may still be queued) but drop its
+		 * mappings; it is reused if the pid comes back. */
+		gr_maps__free(h->v);
+		gr_nccl__forget_pid(&c->nccl, (uint32_t)h->k1);
+		struct proc *pr = gr_keymap__get(&c->procs, h->k1, 0);
+		if (pr && pr->links.n) {
+			/* Its probes can fire no more: give them back. */
+			c->st.probes -= (uint64_t)pr->links.n;
+			gr_cuda_linkvec_free(&pr->links);
+			pr->nfiles = 0;
+		}
+	}
+}
+
+int gr_cuda__scan_all(struct gr_cuda *c)
+{
+	/* The first full scan follows the driver's attachment (the daemon
+	 * attaches known library paths first): whatever started before it
+	 * made driver handles gpurecd never saw. */
+	if (!c->old_before_ns) {
+		struct timespec ts;
+		clock_gettime(CLOCK_BOOTTIME, &ts);
+		c->old_before_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+				   (uint64_t)ts.tv_nsec;
+	}
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int total = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		int r = gr_cuda__scan_pid(c, atoi(de->d_name));
+		if (r > 0)
+			total += r;
+	}
+	closedir(d);
+	/* Rows still queued for processes about to be forgotten name their
+	 * communicators: decode them first. */
+	if (gr_nccl__count(&c->nccl))
+		ring_buffer__consume(c->rb);
+	forget_gone(c);
+	return total;
+}
+
+int gr_cuda__take_execs(struct gr_cuda *c, int *pids, int max)
+{
+	int n = c->nexecs < max ? c->nexecs : max;
+	if (n <= 0)
+		return 0; /* execs may still be NULL */
+	memcpy(pids, c->execs, (size_t)n * sizeof(int));
+	memmove(c->execs, c->execs + n, (size_t)(c->nexecs - n) * sizeof(int));
+	c->nexecs -= n;
+	return n;
+}
+
+
+void gr_cuda_procs_free(struct gr_cuda *c)
+{
+	for (size_t i = 0; i < c->procs.cap; i++)
+		proc_free(c->procs.e[i].v);
+	gr_keymap__free(&c->procs);
+}
+
+void gr_cuda_seen_free(struct gr_cuda *c)
+{
+	for (size_t i = 0; i < c->seen.cap; i++) {
+		struct seen *s = c->seen.e[i].v;
+		if (s) {
+			free(s->path);
+			free(s);
+		}
+	}
+	gr_keymap__free(&c->seen);
+}
+
+void gr_cuda_maps_free(struct gr_cuda *c)
+{
+	for (size_t i = 0; i < c->maps.cap; i++) {
+		struct gr_maps *pm = c->maps.e[i].v;
+		if (pm) {
+			gr_maps__free(pm);
+			free(pm);
+		}
+	}
+	gr_keymap__free(&c->maps);
+}

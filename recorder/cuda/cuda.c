@@ -1,0 +1,228 @@
+/* cuda.c - the CUDA probe family's user side: its lifecycle.
+ *
+ * Discovery (attach.c): every mapped ELF of every process, and every
+ * executable that starts later, is checked once per file for the entry
+ * points in apis.c; uprobes attach to the file, so every process that maps
+ * it, now or later, is covered.
+ *
+ * Which layer records a launch: libcuda sees every launch (the runtime's,
+ * cuBLAS's, Triton's), and a uprobe hit is the whole cost of recording
+ * one, so a runtime launch must not trap in libcudart too.  Where a driver
+ * is attached, the runtime's launch entry points are left alone and each
+ * launch is recorded once, at the driver, named from the load-time calls
+ * that made its handle.  Two exceptions keep the runtime's launch probes:
+ * a host with no driver at all (nothing else would see a launch), and a
+ * process that predates gpurecd, whose driver handles were made unseen
+ * and whose launches are named instead from the runtime's host stubs;
+ * those probes carry the process's pid, so the kernel inserts them into
+ * that process alone.  Other calls (copies, allocations, syncs, graphs)
+ * stay hooked on both layers and are folded into one row (cuda.bpf.c):
+ * they are rarer, and the runtime's arguments (a copy's direction) say
+ * more than the driver's.
+ *
+ * Where each part lives: attach.c finds the files and attaches (and keeps
+ * the per-process runtime launch probes above); decode.c turns a record
+ * into a row, per the API's shape (apis.c); naming.c names launches;
+ * nccl.c follows each process's NCCL communicators, from their creation
+ * to their destruction, to give every nccl row its comm_id and every
+ * collective its seq (docs/recorder.md, "NCCL").  This file owns the BPF
+ * object, the ring buffer and the order a record's parts are done in.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda.skel.h"
+#include "recorder/cuda/internal.h"
+
+static int64_t intern(struct gr_cuda *c, const char *s)
+{
+	return gr_writer__intern(c->o.w, s, strlen(s));
+}
+
+/* Decodes one call into its row and writes it: the row's own columns
+ * first, then what the family's state adds (the kernel's name, the
+ * communicator), strings interned in the order they were set. */
+static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
+			const char *name)
+{
+	struct gr_cuda_row r;
+	if (gr_cuda_decode__call(e, c->o.clock_offset_ns, &r)) {
+		c->st.decode_errors++;
+		return;
+	}
+	const struct gr_api *a = &gr_apis[e->api];
+	if (c->o.on_pid)
+		c->o.on_pid(c->o.on_pid_ctx, e->pid);
+	if (r.table == GR_T_cuda_kernel)
+		gr_cuda_name_launch(c, e, a, &r);
+	else if (r.table == GR_T_nccl)
+		gr_nccl__track(&c->nccl, e, a, &r);
+	else if (a->shape == GR_SH_NAME)
+		gr_cuda_name_record(c, e, a, name);
+	for (int i = 0; i < r.nstr; i++)
+		r.v[r.str[i].col] = intern(c, r.str[i].s);
+	if (gr_writer__append(c->o.w, r.table, r.v, r.nm)) {
+		c->user_drops++;
+		return;
+	}
+	c->st.rows++;
+}
+
+/* An exec: the pid is queued for the daemon to scan, and its old image's
+ * communicators are forgotten. */
+static void on_exec(struct gr_cuda *c, uint32_t pid)
+{
+	if (c->nexecs == c->execs_cap) {
+		int cap = c->execs_cap ? c->execs_cap * 2 : 64;
+		int *p = realloc(c->execs, (size_t)cap * sizeof(int));
+		if (!p)
+			return;
+		c->execs = p;
+		c->execs_cap = cap;
+	}
+	c->execs[c->nexecs++] = (int)pid;
+	gr_nccl__forget_pid(&c->nccl, pid); /* a new image */
+	/* The new image, at once: a short program may be gone before its
+	 * first scan, and its launches are named from its executable's
+	 * symbols. */
+	gr_cuda_maps(c, pid, 1);
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct gr_cuda *c = ctx;
+	struct gr_cuda_record rec;
+	c->st.records++;
+	switch (gr_cuda_decode__record(data, len, &rec)) {
+	case GR_CUDA_REC_CALL:
+		decode_call(c, rec.call, rec.name);
+		break;
+	case GR_CUDA_REC_EXEC:
+		on_exec(c, rec.exec_pid);
+		break;
+	case GR_CUDA_REC_UNKNOWN:
+		c->st.decode_errors++;
+		break;
+	case GR_CUDA_REC_SHORT:
+		break;
+	}
+	return 0;
+}
+
+struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
+{
+	struct gr_cuda *c = calloc(1, sizeof(*c));
+	int err;
+	if (!c)
+		return NULL;
+	c->o = *o;
+	c->elfs = o->elfs;
+	if (!c->elfs && !(c->elfs = c->own_elfs = gr_elfcache__new(0))) {
+		err = -errno;
+		LOG(c, "cuda: cannot make the ELF cache: %s", strerror(-err));
+		goto fail;
+	}
+	c->skel = cuda_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		LOG(c, "cuda: cannot open the BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	c->skel->rodata->self_tgid = o->record_self ? 0 : (uint32_t)getpid();
+	if (o->ringbuf_bytes &&
+	    (err = bpf_map__set_max_entries(c->skel->maps.events,
+					     o->ringbuf_bytes))) {
+		LOG(c, "cuda: bad ring buffer size %u", o->ringbuf_bytes);
+		goto fail;
+	}
+	/* Records wait for the drain timer until a quarter of the ring
+	 * buffer is full; then the reader is woken at once. */
+	c->skel->rodata->wake_bytes =
+		bpf_map__max_entries(c->skel->maps.events) / 4;
+	if ((err = cuda_bpf__load(c->skel))) {
+		LOG(c, "cuda: the kernel refused the BPF programs: %s",
+		    strerror(-err));
+		goto fail;
+	}
+	struct bpf_link *l = bpf_program__attach(c->skel->progs.proc_exec);
+	if (!l)
+		LOG(c, "cuda: cannot attach raw_tp/sched_process_exec (%s): "
+		       "processes started later are found by rescans only",
+		    strerror(errno));
+	else if ((err = gr_cuda_linkvec_add(&c->links, l))) {
+		bpf_link__destroy(l);
+		goto fail;
+	}
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record,
+				 c, NULL);
+	if (!c->rb) {
+		err = -errno;
+		LOG(c, "cuda: cannot create the ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	return c;
+fail:
+	gr_cuda__close(c);
+	errno = -err;
+	return NULL;
+}
+
+void gr_cuda__close(struct gr_cuda *c)
+{
+	if (!c)
+		return;
+	gr_cuda_linkvec_free(&c->links);
+	gr_cuda_linkvec_free(&c->rt_links);
+	gr_cuda_procs_free(c);
+	ring_buffer__free(c->rb);
+	cuda_bpf__destroy(c->skel);
+	gr_cuda_seen_free(c);
+	gr_cuda_names_free(c);
+	gr_cuda_maps_free(c);
+	gr_nccl__free(&c->nccl);
+	free(c->execs);
+	free(c);
+}
+
+int gr_cuda__fd(struct gr_cuda *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+int gr_cuda__poll(struct gr_cuda *c)
+{
+	return ring_buffer__consume(c->rb);
+}
+
+void gr_cuda__report_drops(struct gr_cuda *c, int64_t now_ns)
+{
+	static const char *const src[GR_DROP_NSLOTS] = {
+		"cuda:ringbuf", "cuda:depth", "cuda:unmatched" };
+	int64_t v[GR_MAX_COLS] = { 0 };
+	uint64_t nm = 1ull << GR_drops_pid | 1ull << GR_drops_tid |
+		      1ull << GR_drops_comm;
+	v[GR_drops_ts] = now_ns;
+	for (int i = 0; i < GR_DROP_NSLOTS; i++) {
+		uint64_t now = c->skel->bss->drops[i];
+		if (now == c->drops_seen[i])
+			continue;
+		v[GR_drops_source] = intern(c, src[i]);
+		v[GR_drops_count] = (int64_t)(now - c->drops_seen[i]);
+		c->drops_seen[i] = now;
+		gr_writer__append(c->o.w, GR_T_drops, v, nm);
+	}
+	if (c->user_drops != c->user_drops_seen) {
+		v[GR_drops_source] = intern(c, "cuda:store");
+		v[GR_drops_count] = (int64_t)(c->user_drops - c->user_drops_seen);
+		c->user_drops_seen = c->user_drops;
+		gr_writer__append(c->o.w, GR_T_drops, v, nm);
+	}
+}
+
+void gr_cuda__stats(const struct gr_cuda *c, struct gr_cuda_stats *st)
+{
+	*st = c->st;
+}

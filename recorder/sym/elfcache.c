@@ -1,0 +1,260 @@
+/* elfcache.c - ELF files by (device, inode), read by a loader thread; see
+ * elfcache.h.
+ *
+ * An entry goes QUEUED -> LOADING -> READY, or QUEUED -> READY when a
+ * caller of gr_elfcache__wait takes it off the queue and reads it itself.
+ * Only the thread that moved an entry to LOADING reads its file, so each
+ * file is read once; `done` wakes the waiters of an entry another thread
+ * is reading.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder/keymap.h"
+#include "recorder/sym/elfcache.h"
+
+enum { QUEUED, LOADING, READY };
+
+/* Files pinned by descriptor at once, at most: a host family that queues
+ * every library of every traced process must not run gpurecd out of
+ * descriptors; past this, a file is opened when its turn comes. */
+#define MAX_PINNED 64
+
+struct ent {
+	struct ent *qnext;	/* in the loader's queue */
+	uint32_t pid;		/* a process that mapped it */
+	struct gr_mapping m;	/* there (m.path owned) */
+	int fd;			/* the file, pinned at request; or -1 */
+	int state;
+	struct gr_elf *e;	/* once READY: NULL if it could not be read */
+};
+
+struct gr_elfcache {
+	pthread_mutex_t mu;
+	pthread_cond_t work;	/* the queue is not empty, or stop */
+	pthread_cond_t done;	/* an entry became READY */
+	pthread_t thread;
+	struct gr_keymap ents;	/* (dev, ino) -> struct ent */
+	struct ent *head, *tail;
+	int pinned;		/* entries holding a descriptor */
+	int loader;		/* the thread runs */
+	int stop;
+};
+
+static void *open_elf(const char *path)
+{
+	return gr_elf__open(path);
+}
+
+/* Reads x's file: through the pinned descriptor if there is one, else as
+ * procmaps.h opens a mapping's file (also where the descriptor could not
+ * be reopened; a file that is no ELF is not tried twice). */
+static struct gr_elf *load(struct ent *x)
+{
+	struct gr_elf *e = NULL;
+	if (x->fd >= 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", x->fd);
+		if ((e = gr_elf__open(path)) || errno == ENOEXEC)
+			return e;
+	}
+	return gr_maps__open(x->pid, &x->m, open_elf);
+}
+
+/* Marks x read as e, and lets its descriptor go; called with mu held. */
+static void finish(struct gr_elfcache *ec, struct ent *x, struct gr_elf *e)
+{
+	if (x->fd >= 0) {
+		close(x->fd);
+		x->fd = -1;
+		ec->pinned--;
+	}
+	x->e = e;
+	x->state = READY;
+	pthread_cond_broadcast(&ec->done);
+}
+
+static void *loader_main(void *arg)
+{
+	struct gr_elfcache *ec = arg;
+	pthread_mutex_lock(&ec->mu);
+	for (;;) {
+		while (!ec->head && !ec->stop)
+			pthread_cond_wait(&ec->work, &ec->mu);
+		if (ec->stop)
+			break;
+		struct ent *x = ec->head;
+		ec->head = x->qnext;
+		if (!ec->head)
+			ec->tail = NULL;
+		x->state = LOADING;
+		pthread_mutex_unlock(&ec->mu);
+		struct gr_elf *e = load(x);
+		pthread_mutex_lock(&ec->mu);
+		finish(ec, x, e);
+	}
+	pthread_mutex_unlock(&ec->mu);
+	return NULL;
+}
+
+struct gr_elfcache *gr_elfcache__new(int loader)
+{
+	struct gr_elfcache *ec = calloc(1, sizeof(*ec));
+	if (!ec)
+		return NULL;
+	pthread_mutex_init(&ec->mu, NULL);
+	pthread_cond_init(&ec->work, NULL);
+	pthread_cond_init(&ec->done, NULL);
+	int err = loader ? pthread_create(&ec->thread, NULL, loader_main, ec) : 0;
+	ec->loader = loader;
+	if (err) {
+		pthread_cond_destroy(&ec->done);
+		pthread_cond_destroy(&ec->work);
+		pthread_mutex_destroy(&ec->mu);
+		free(ec);
+		errno = err;
+		return NULL;
+	}
+	return ec;
+}
+
+void gr_elfcache__free(struct gr_elfcache *ec)
+{
+	if (!ec)
+		return;
+	if (ec->loader) {
+		pthread_mutex_lock(&ec->mu);
+		ec->stop = 1;
+		pthread_cond_signal(&ec->work);
+		pthread_mutex_unlock(&ec->mu);
+		pthread_join(ec->thread, NULL);
+	}
+	for (size_t i = 0; i < ec->ents.cap; i++) {
+		struct ent *x = ec->ents.e[i].v;
+		if (!x)
+			continue;
+		if (x->fd >= 0)
+			close(x->fd);
+		gr_elf__close(x->e);
+		free(x->m.path);
+		free(x);
+	}
+	gr_keymap__free(&ec->ents);
+	pthread_cond_destroy(&ec->done);
+	pthread_cond_destroy(&ec->work);
+	pthread_mutex_destroy(&ec->mu);
+	free(ec);
+}
+
+/* The entry of m, made and queued if there was none; NULL if out of
+ * memory.  Called with mu held. */
+static struct ent *lookup(struct gr_elfcache *ec, uint32_t pid,
+			  const struct gr_mapping *m)
+{
+	struct ent *x = gr_keymap__get(&ec->ents, m->dev, m->ino);
+	if (x)
+		return x;
+	if (!(x = calloc(1, sizeof(*x))))
+		return NULL;
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, m->start, m->end);
+	x->fd = ec->pinned < MAX_PINNED ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	ec->pinned += x->fd >= 0;
+	x->pid = pid;
+	x->m = *m;
+	x->m.path = m->path ? strdup(m->path) : NULL;
+	if (gr_keymap__put(&ec->ents, m->dev, m->ino, x) == x) {
+		if (x->fd >= 0) {
+			close(x->fd);
+			ec->pinned--;
+		}
+		free(x->m.path);
+		free(x);
+		return NULL;
+	}
+	if (ec->tail)
+		ec->tail->qnext = x;
+	else
+		ec->head = x;
+	ec->tail = x;
+	pthread_cond_signal(&ec->work);
+	return x;
+}
+
+struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
+				const struct gr_mapping *m, int *pending)
+{
+	if (!ec->loader) {
+		if (pending)
+			*pending = 0;
+		return gr_elfcache__wait(ec, pid, m);
+	}
+	pthread_mutex_lock(&ec->mu);
+	struct ent *x = lookup(ec, pid, m);
+	int ready = x && x->state == READY;
+	struct gr_elf *e = ready ? x->e : NULL;
+	pthread_mutex_unlock(&ec->mu);
+	if (pending)
+		*pending = x && !ready;
+	return e;
+}
+
+/* Takes x off the loader's queue; called with mu held. */
+static void unqueue(struct gr_elfcache *ec, struct ent *x)
+{
+	struct ent *prev = NULL, *q = ec->head;
+	for (; q && q != x; q = q->qnext)
+		prev = q;
+	if (!q)
+		return; /* not queued */
+	if (prev)
+		prev->qnext = x->qnext;
+	else
+		ec->head = x->qnext;
+	if (ec->tail == x)
+		ec->tail = prev;
+	x->qnext = NULL;
+}
+
+struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
+				 const struct gr_mapping *m)
+{
+	pthread_mutex_lock(&ec->mu);
+	struct ent *x = lookup(ec, pid, m);
+	if (x && x->state == QUEUED) {
+		unqueue(ec, x);
+		x->state = LOADING;
+		pthread_mutex_unlock(&ec->mu);
+		struct gr_elf *e = load(x);
+		pthread_mutex_lock(&ec->mu);
+		finish(ec, x, e);
+	}
+	while (x && x->state != READY)
+		pthread_cond_wait(&ec->done, &ec->mu);
+	struct gr_elf *e = x ? x->e : NULL;
+	pthread_mutex_unlock(&ec->mu);
+	return e;
+}
+
+void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read)
+{
+	int n = 0, r = 0;
+	pthread_mutex_lock(&ec->mu);
+	for (size_t i = 0; i < ec->ents.cap; i++) {
+		struct ent *x = ec->ents.e[i].v;
+		if (!x)
+			continue;
+		n++;
+		r += x->state == READY && x->e;
+	}
+	pthread_mutex_unlock(&ec->mu);
+	*files = n;
+	*read = r;
+}

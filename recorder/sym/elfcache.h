@@ -1,0 +1,66 @@
+/* elfcache.h - ELF files read once per (device, inode), by a loader
+ * thread, for everything that names addresses in processes' mappings
+ * (CUDA kernel stubs; user stack frames).
+ *
+ * Reading a large library's symbols takes a second or more (libtorch_cpu),
+ * and the event loop must keep draining the ring buffers meanwhile, or the
+ * CUDA family's buffer overflows during a PyTorch start (measured on an
+ * H100: 4019 records lost).  So a caller that can wait for a name asks
+ * with gr_elfcache__get (never blocks: NULL until the loader is done), and
+ * one that cannot do without it asks with gr_elfcache__wait (reads the
+ * file at once, on the caller's thread, unless the loader already is).
+ *
+ * One cache with one loader thread is meant to serve every family of
+ * gpurecd: a thread more is visible (the sandbox's log line counts them),
+ * and a file read twice is memory twice.  A cache made without a loader
+ * reads every file on the caller's thread, when first asked: get behaves
+ * as wait.
+ *
+ * A file is opened through /proc/PID/map_files of a process that maps it
+ * (procmaps.h), so mount namespaces and deleted files do not matter; a
+ * request pins the file by descriptor at once (64 files at most at a
+ * time), so the loader can still read it after that process has exited.
+ * Files that cannot be read are remembered as such (NULL), and not tried
+ * again.
+ *
+ * The struct gr_elf objects returned stay valid until gr_elfcache__free,
+ * and are immutable (elfsyms.h): any thread may query them.  The cache
+ * itself may be called from any thread; its entries are guarded by one
+ * mutex, held only for lookups, never while a file is read.
+ */
+#ifndef GR_ELFCACHE_H
+#define GR_ELFCACHE_H
+
+#include <stdint.h>
+
+#include "recorder/sym/elfsyms.h"
+#include "recorder/sym/procmaps.h"
+
+struct gr_elfcache;
+
+/* Makes a cache, and starts its loader thread if loader.  Returns NULL
+ * with errno set (ENOMEM, or pthread_create's error). */
+struct gr_elfcache *gr_elfcache__new(int loader);
+
+/* Stops the loader (after the file it is reading) and frees every ELF.
+ * NULL is a no-op. */
+void gr_elfcache__free(struct gr_elfcache *ec);
+
+/* The ELF of mapping m of pid if it has been read; else NULL, and it is
+ * queued for the loader if it was not yet (*pending set to 1 while it is
+ * queued or being read, 0 once it is known; pending may be NULL).  In a
+ * cache without a loader, gr_elfcache__wait. */
+struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
+				const struct gr_mapping *m, int *pending);
+
+/* The ELF of mapping m of pid, read now if it has not been: taken off the
+ * loader's queue and read on this thread, or waited for if the loader is
+ * reading it.  NULL if it cannot be read. */
+struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
+				 const struct gr_mapping *m);
+
+/* Counts, for logs and tests: files known (read or not), and of those,
+ * the ones read into an ELF. */
+void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read);
+
+#endif

@@ -1,0 +1,127 @@
+/* test_elfcache.c - the shared ELF cache (recorder/sym/elfcache.c): files
+ * read once per (device, inode), in the background or at once, failures
+ * remembered, a clean stop while the loader is busy.  Uses this test's
+ * own mappings: no root needed. */
+#include <unistd.h>
+
+#include "recorder/sym/elfcache.h"
+#include "test.h"
+
+/* A function of this binary to find by address. */
+__attribute__((noinline)) int gr_elfcache_test_marker(int x);
+__attribute__((noinline)) int gr_elfcache_test_marker(int x)
+{
+	return x * 3 + 1;
+}
+
+/* The mapping of this process holding addr, read into pm. */
+static const struct gr_mapping *own_mapping(struct gr_maps *pm, uint64_t addr)
+{
+	if (gr_maps__read(getpid(), pm))
+		return NULL;
+	return gr_maps__find(pm, addr);
+}
+
+/* Reads this binary's file through a cache with or without a loader,
+ * names the marker from it, and checks it is read once. */
+static void read_once(int loader)
+{
+	struct gr_maps pm;
+	uint64_t addr = (uint64_t)(uintptr_t)&gr_elfcache_test_marker;
+	const struct gr_mapping *m = own_mapping(&pm, addr);
+	CHECK(m != NULL);
+	struct gr_elfcache *ec = gr_elfcache__new(loader);
+	CHECK(ec != NULL);
+	int pending = -1, files, read;
+	struct gr_elf *e = gr_elfcache__get(ec, (uint32_t)getpid(), m, &pending);
+	if (loader) {
+		/* The first ask queues it: never ready at once. */
+		CHECK(e == NULL);
+		CHECK_EQ_INT(pending, 1);
+		e = gr_elfcache__wait(ec, (uint32_t)getpid(), m);
+	} else {
+		/* Without a loader, get reads at once, as wait does. */
+		CHECK_EQ_INT(pending, 0);
+	}
+	CHECK(e != NULL);
+	uint64_t va, in;
+	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va), 0);
+	CHECK_EQ_STR(gr_elf__symbolize(e, va, &in), "gr_elfcache_test_marker");
+	CHECK_EQ_INT(in, 0);
+	/* Read once: the same object, and no longer pending. */
+	CHECK(gr_elfcache__get(ec, (uint32_t)getpid(), m, &pending) == e);
+	CHECK_EQ_INT(pending, 0);
+	CHECK(gr_elfcache__wait(ec, (uint32_t)getpid(), m) == e);
+	gr_elfcache__counts(ec, &files, &read);
+	CHECK_EQ_INT(files, 1);
+	CHECK_EQ_INT(read, 1);
+	gr_elfcache__free(ec);
+	gr_maps__free(&pm);
+	CHECK_EQ_INT(gr_elfcache_test_marker(2), 7);
+}
+
+TEST(wait_reads_and_names)
+{
+	read_once(1);
+}
+
+TEST(no_loader)
+{
+	read_once(0);
+}
+
+TEST(failure_remembered)
+{
+	struct gr_elfcache *ec = gr_elfcache__new(1);
+	CHECK(ec != NULL);
+	/* No such mapping in this process, no such file. */
+	struct gr_mapping m = { .start = 0x1000, .end = 0x2000, .dev = 1,
+				.ino = 999999999, .path = "/nonexistent/lib.so" };
+	int pending = -1, files, read;
+	CHECK(gr_elfcache__wait(ec, (uint32_t)getpid(), &m) == NULL);
+	CHECK(gr_elfcache__get(ec, (uint32_t)getpid(), &m, &pending) == NULL);
+	CHECK_EQ_INT(pending, 0);
+	gr_elfcache__counts(ec, &files, &read);
+	CHECK_EQ_INT(files, 1);
+	CHECK_EQ_INT(read, 0);
+	gr_elfcache__free(ec);
+}
+
+TEST(background_then_stop)
+{
+	struct gr_maps pm;
+	CHECK_EQ_INT(gr_maps__read(getpid(), &pm), 0);
+	CHECK(pm.n > 0);
+	struct gr_elfcache *ec = gr_elfcache__new(1);
+	CHECK(ec != NULL);
+	/* Queue every file this process maps; the loader reads them in
+	 * the background.  Files shared by several mappings count once. */
+	for (int i = 0; i < pm.n; i++)
+		gr_elfcache__get(ec, (uint32_t)getpid(), &pm.m[i], NULL);
+	int files, read, distinct = 0;
+	for (int i = 0; i < pm.n; i++) {
+		int dup = 0;
+		for (int j = 0; j < i; j++)
+			dup |= pm.m[j].dev == pm.m[i].dev &&
+			       pm.m[j].ino == pm.m[i].ino;
+		distinct += !dup;
+	}
+	gr_elfcache__counts(ec, &files, &read);
+	CHECK_EQ_INT(files, distinct);
+	/* Waiting for the last makes it ready whatever the loader did. */
+	(void)gr_elfcache__wait(ec, (uint32_t)getpid(), &pm.m[pm.n - 1]);
+	int pending = -1;
+	gr_elfcache__get(ec, (uint32_t)getpid(), &pm.m[pm.n - 1], &pending);
+	CHECK_EQ_INT(pending, 0);
+	/* Freed while the loader may still be busy: it stops cleanly and
+	 * nothing leaks (ASan). */
+	gr_elfcache__free(ec);
+	gr_maps__free(&pm);
+}
+
+TEST_MAIN(
+	TEST_ENTRY(wait_reads_and_names)
+	TEST_ENTRY(failure_remembered)
+	TEST_ENTRY(background_then_stop)
+	TEST_ENTRY(no_loader)
+)
