@@ -74,9 +74,10 @@ static const struct key keys[] = {
 	  "write out blocks this often, 10 ms to 60 s (1000)" },
 	{ "cuda-lib", "PATH", K_LIST, OFF(cuda_libs),
 	  "also probe this CUDA library or binary (repeatable)" },
-	{ "no-cuda", NULL, K_BOOL, OFF(no_cuda), "do not record CUDA calls" },
-	{ "no-sched", NULL, K_BOOL, OFF(no_sched), "do not record scheduling" },
-	{ "no-io", NULL, K_BOOL, OFF(no_io), "do not record I/O" },
+	/* One key per family that can be turned off (--no-cuda, ...). */
+#define GR_FAMILY_KEY(name, key, field, help) \
+	{ key, NULL, K_BOOL, OFF(field), help },
+#include "recorder/families.def"
 	{ "sched-all", NULL, K_BOOL, OFF(sched_all),
 	  "trace every process's scheduling and files, not only CUDA ones" },
 	{ "offcpu-min-us", "US", K_US, OFF(offcpu_min_ns),

@@ -1,0 +1,41 @@
+/* row.h - what the pure decoders (recorder/<family>/decode.c) fill and
+ * take: one row of a table, and the context that turns boot-time ns into
+ * UTC and strings into dictionary ids.  No BPF, no skeletons: the unit
+ * tests feed records to the decoders without root. */
+#ifndef GR_RECORDER_ROW_H
+#define GR_RECORDER_ROW_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "schema/schema.h"
+
+struct gr_row {
+	int table;		/* GR_T_... */
+	uint64_t nm;		/* null mask: bit i, column i is NULL */
+	int64_t v[GR_MAX_COLS];
+};
+
+struct gr_dctx {
+	int64_t clock_offset_ns;	/* boot-time ns + this = UTC ns */
+	int64_t (*intern)(void *ctx, const char *s);
+	void *ctx;
+};
+
+static inline void gr_row__init(struct gr_row *r, int table)
+{
+	memset(r, 0, sizeof(*r));
+	r->table = table;
+}
+
+static inline int64_t gr_dctx__utc(const struct gr_dctx *d, uint64_t boot)
+{
+	return (int64_t)boot + d->clock_offset_ns;
+}
+
+static inline int64_t gr_dctx__str(const struct gr_dctx *d, const char *s)
+{
+	return d->intern(d->ctx, s);
+}
+
+#endif
