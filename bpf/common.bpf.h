@@ -42,6 +42,23 @@ static __always_inline __u64 wake_flag(void)
 	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+/* A per-thread state map `threads` (a map of @maptype with @n entries of
+ * @value_t, keyed by tid) and `zero`, the zeroed template new entries are
+ * copied from (too big for the BPF stack). */
+#define GR_THREAD_MAPS(maptype, n, value_t)                                    \
+	struct {                                                               \
+		__uint(type, maptype);                                         \
+		__uint(max_entries, n);                                        \
+		__type(key, __u32);                                            \
+		__type(value, value_t);                                        \
+	} threads SEC(".maps");                                                \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                       \
+		__uint(max_entries, 1);                                        \
+		__type(key, __u32);                                            \
+		__type(value, value_t);                                        \
+	} zero SEC(".maps")
+
 #ifdef GR_TRACKED_WORDS
 /* The set of traced processes the sched, io and proc objects share
  * (gpurecd reuses one map fd for all three), as a bitmap indexed by tgid:

@@ -46,20 +46,7 @@ struct tstate {
 	struct frame f[GR_MAX_DEPTH];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct tstate);
-} threads SEC(".maps");
-
-/* Zeroed template for new thread states (too big for the BPF stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tstate);
-} zero SEC(".maps");
+GR_THREAD_MAPS(BPF_MAP_TYPE_LRU_HASH, 65536, struct tstate);
 
 /* Stack arguments copied at entry (GR_CK_STACK), per thread, until the
  * return: rare calls (communicator set-up), so a small map. */

@@ -28,6 +28,14 @@ static inline void gr_row__init(struct gr_row *r, int table)
 	r->table = table;
 }
 
+/* A task's comm (16 bytes, NUL-terminated unless all 16 are used) as a
+ * string. */
+static inline void gr_row__comm(char out[17], const char in[16])
+{
+	memcpy(out, in, 16);
+	out[16] = 0;
+}
+
 static inline int64_t gr_dctx__utc(const struct gr_dctx *d, uint64_t boot)
 {
 	return (int64_t)boot + d->clock_offset_ns;

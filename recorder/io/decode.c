@@ -4,12 +4,6 @@
 
 #include "recorder/io/decode.h"
 
-static void comm_of(char out[17], const char in[16])
-{
-	memcpy(out, in, 16);
-	out[16] = 0;
-}
-
 static void decode_block(const struct gr_dctx *d, const struct gr_block *e,
 			 struct gr_row *r)
 {
@@ -21,7 +15,7 @@ static void decode_block(const struct gr_dctx *d, const struct gr_block *e,
 	gr_row__init(r, GR_T_block_io);
 	r->v[GR_block_io_ts] = gr_dctx__utc(d, e->ts);
 	if (e->pid) {
-		comm_of(comm, e->comm);
+		gr_row__comm(comm, e->comm);
 		r->v[GR_block_io_pid] = e->pid;
 		r->v[GR_block_io_tid] = e->tid;
 		r->v[GR_block_io_comm] = gr_dctx__str(d, comm);
@@ -66,7 +60,7 @@ static void decode_file(const struct gr_dctx *d, const struct gr_file *e,
 {
 	char comm[17], path[GR_PATH_BYTES];
 	gr_row__init(r, GR_T_file_io);
-	comm_of(comm, e->comm);
+	gr_row__comm(comm, e->comm);
 	r->v[GR_file_io_ts] = gr_dctx__utc(d, e->ts);
 	r->v[GR_file_io_pid] = e->pid;
 	r->v[GR_file_io_tid] = e->tid;

@@ -25,19 +25,13 @@ const char *gr_sched__task_state(uint32_t s)
 	return "?";
 }
 
-static void comm_of(char out[17], const char in[16])
-{
-	memcpy(out, in, 16);
-	out[16] = 0;
-}
-
 static void decode_offcpu(const struct gr_dctx *d,
 			  const struct gr_sched_hooks *k,
 			  const struct gr_offcpu *e, struct gr_row *r)
 {
 	char comm[17];
 	gr_row__init(r, GR_T_offcpu);
-	comm_of(comm, e->comm);
+	gr_row__comm(comm, e->comm);
 	r->v[GR_offcpu_ts] = gr_dctx__utc(d, e->ts);
 	r->v[GR_offcpu_pid] = e->pid;
 	r->v[GR_offcpu_tid] = e->tid;
@@ -66,7 +60,7 @@ static void decode_runq(const struct gr_dctx *d, const struct gr_runq *e,
 {
 	char comm[17];
 	gr_row__init(r, GR_T_runq);
-	comm_of(comm, e->comm);
+	gr_row__comm(comm, e->comm);
 	r->v[GR_runq_ts] = gr_dctx__utc(d, e->ts);
 	r->v[GR_runq_pid] = e->pid;
 	r->v[GR_runq_tid] = e->tid;

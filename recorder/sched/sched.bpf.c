@@ -54,19 +54,7 @@ struct tstate {
 	__u64 wstack[GR_WSTACK_DEPTH];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct tstate);
-} threads SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tstate);
-} zero SEC(".maps");
+GR_THREAD_MAPS(BPF_MAP_TYPE_HASH, 16384, struct tstate);
 
 #define TASK_DEAD_BIT 0x80
 
