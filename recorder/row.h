@@ -46,4 +46,30 @@ static inline int64_t gr_dctx__str(const struct gr_dctx *d, const char *s)
 	return d->intern(d->ctx, s);
 }
 
+/* The columns every event table starts with (GR_EVENT_COLS in
+ * schema/tables.def: ts, host, pid, tid, comm; host is the store's), at
+ * the same positions in each: a new row of @table with them set. */
+#define GR_SAME_COL_(a, b) ((int)(a) == (int)(b))
+_Static_assert(GR_SAME_COL_(GR_offcpu_ts, GR_runq_ts) &&
+	       GR_SAME_COL_(GR_file_io_ts, GR_runq_ts) &&
+	       GR_SAME_COL_(GR_offcpu_pid, GR_runq_pid) &&
+	       GR_SAME_COL_(GR_file_io_pid, GR_runq_pid) &&
+	       GR_SAME_COL_(GR_offcpu_tid, GR_runq_tid) &&
+	       GR_SAME_COL_(GR_file_io_tid, GR_runq_tid) &&
+	       GR_SAME_COL_(GR_offcpu_comm, GR_runq_comm) &&
+	       GR_SAME_COL_(GR_file_io_comm, GR_runq_comm),
+	       "event tables share their first columns");
+static inline void gr_row__event(struct gr_row *r, const struct gr_dctx *d,
+				 int table, uint64_t boot_ts, uint32_t pid,
+				 uint32_t tid, const char comm16[16])
+{
+	char comm[17];
+	gr_row__init(r, table);
+	gr_row__comm(comm, comm16);
+	r->v[GR_runq_ts] = gr_dctx__utc(d, boot_ts);
+	r->v[GR_runq_pid] = pid;
+	r->v[GR_runq_tid] = tid;
+	r->v[GR_runq_comm] = gr_dctx__str(d, comm);
+}
+
 #endif

@@ -58,13 +58,8 @@ const char *gr_io__syscall_name(uint32_t nr)
 static void decode_file(const struct gr_dctx *d, const struct gr_file *e,
 			struct gr_row *r)
 {
-	char comm[17], path[GR_PATH_BYTES];
-	gr_row__init(r, GR_T_file_io);
-	gr_row__comm(comm, e->comm);
-	r->v[GR_file_io_ts] = gr_dctx__utc(d, e->ts);
-	r->v[GR_file_io_pid] = e->pid;
-	r->v[GR_file_io_tid] = e->tid;
-	r->v[GR_file_io_comm] = gr_dctx__str(d, comm);
+	char path[GR_PATH_BYTES];
+	gr_row__event(r, d, GR_T_file_io, e->ts, e->pid, e->tid, e->comm);
 	r->v[GR_file_io_dur] = (int64_t)e->dur;
 	r->v[GR_file_io_syscall] = gr_dctx__str(d, gr_io__syscall_name(e->nr));
 	r->v[GR_file_io_fd] = e->fd;

@@ -29,13 +29,7 @@ static void decode_offcpu(const struct gr_dctx *d,
 			  const struct gr_sched_hooks *k,
 			  const struct gr_offcpu *e, struct gr_row *r)
 {
-	char comm[17];
-	gr_row__init(r, GR_T_offcpu);
-	gr_row__comm(comm, e->comm);
-	r->v[GR_offcpu_ts] = gr_dctx__utc(d, e->ts);
-	r->v[GR_offcpu_pid] = e->pid;
-	r->v[GR_offcpu_tid] = e->tid;
-	r->v[GR_offcpu_comm] = gr_dctx__str(d, comm);
+	gr_row__event(r, d, GR_T_offcpu, e->ts, e->pid, e->tid, e->comm);
 	r->v[GR_offcpu_dur] = (int64_t)e->dur;
 	r->v[GR_offcpu_state] = gr_dctx__str(d, gr_sched__task_state(e->state));
 	/* Woken in an interrupt (a timer expiring, an I/O completing):
@@ -58,13 +52,7 @@ static void decode_offcpu(const struct gr_dctx *d,
 static void decode_runq(const struct gr_dctx *d, const struct gr_runq *e,
 			struct gr_row *r)
 {
-	char comm[17];
-	gr_row__init(r, GR_T_runq);
-	gr_row__comm(comm, e->comm);
-	r->v[GR_runq_ts] = gr_dctx__utc(d, e->ts);
-	r->v[GR_runq_pid] = e->pid;
-	r->v[GR_runq_tid] = e->tid;
-	r->v[GR_runq_comm] = gr_dctx__str(d, comm);
+	gr_row__event(r, d, GR_T_runq, e->ts, e->pid, e->tid, e->comm);
 	r->v[GR_runq_dur] = (int64_t)e->dur;
 	r->v[GR_runq_cpu] = e->cpu;
 }
