@@ -66,7 +66,18 @@ CUDA_SRC  := recorder/cuda/cuda.c recorder/cuda/attach.c \
 SYM_SRC   := recorder/sym/elfsyms.c recorder/sym/stubreg.c \
              recorder/sym/ksyms.c recorder/sym/procmaps.c \
              recorder/sym/elfcache.c recorder/keymap.c
-REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) recorder/host.c recorder/cgroup.c
+# The probe families (recorder/families.def), each a folder
+# recorder/NAME/ with its BPF side NAME.bpf.c, the records both sides share
+# NAME.h, its lifecycle NAME.c and its pure decoders decode.c.
+OPAREN := (
+FAMILIES := $(shell sed -n 's/^GR_FAMILY$(OPAREN)\([a-z0-9_]*\),.*/\1/p' \
+		recorder/families.def)
+# The decoders alone: no BPF, no skeleton (the unit tests link them).
+DECODE_SRC := recorder/sched/decode.c recorder/io/decode.c \
+              recorder/proc/decode.c recorder/family.c
+REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) recorder/host.c recorder/cgroup.c \
+               recorder/sched/sched.c recorder/io/io.c recorder/proc/proc.c \
+               recorder/proc/ptab.c recorder/sym/stacks.c $(DECODE_SRC)
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 REC_SRC   += recorder/sandbox.c recorder/nonss.c
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -78,29 +89,38 @@ obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 all: $(B)/gpurec $(B)/gpurecd $(B)/gpurec-synth
 
 # eBPF: vmlinux.h from the running kernel's BTF (CO-RE relocates at load),
-# one object and skeleton per probe family.
+# one object and skeleton per probe family, each with bpf/common.bpf.h.
 $(B)/vmlinux.h:
 	@mkdir -p $(B)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c >$@.tmp && mv $@.tmp $@
 
-$(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(B)/vmlinux.h
-	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
-	  -c $< -o $@
+BPF_CFLAGS = -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf -I.
+# Objects still in bpf/ (a family not yet in its folder, the bench's).
+$(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/common.bpf.h $(B)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(B)/cuda.bpf.o: recorder/cuda/cuda.bpf.c recorder/cuda/cuda.h $(B)/vmlinux.h
-	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
-	  -c $< -o $@
+# One family of families.def: its object from its folder, and its
+# lifecycle's dependency on its skeleton.
+define family_rules
+ifneq ($$(wildcard recorder/$(1)/$(1).bpf.c),)
+$(B)/$(1).bpf.o: recorder/$(1)/$(1).bpf.c recorder/$(1)/$(1).h \
+		bpf/common.bpf.h $(B)/vmlinux.h
+	$$(CLANG) $$(BPF_CFLAGS) -c $$< -o $$@
+endif
+$(B)/obj/recorder/$(1).o $(B)/asan/obj/recorder/$(1).o \
+$(B)/obj/recorder/$(1)/$(1).o $(B)/asan/obj/recorder/$(1)/$(1).o: \
+		$(B)/$(1).skel.h
+endef
+$(foreach f,$(FAMILIES),$(eval $(call family_rules,$(f))))
 
-$(B)/sched.bpf.o $(B)/io.bpf.o $(B)/proc.bpf.o: bpf/tracked.h bpf/proc.h
+# The host families share proc's GR_TRACKED_WORDS.
+$(B)/sched.bpf.o $(B)/io.bpf.o: recorder/proc/proc.h
 
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@
 
-$(B)/obj/recorder/cuda/cuda.o $(B)/asan/obj/recorder/cuda/cuda.o \
 $(B)/obj/recorder/cuda/attach.o $(B)/asan/obj/recorder/cuda/attach.o: \
 		$(B)/cuda.skel.h
-$(B)/obj/recorder/host.o $(B)/asan/obj/recorder/host.o: $(B)/sched.skel.h \
-		$(B)/io.skel.h $(B)/proc.skel.h
 $(B)/obj/recorder/%.o: CPPFLAGS += -I$(B)
 $(B)/asan/obj/recorder/%.o: CPPFLAGS += -I$(B)
 
@@ -143,7 +163,7 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/aggregates.c \
-		recorder/config.c recorder/cgroup.c $(SYM_SRC))
+		recorder/config.c recorder/cgroup.c $(SYM_SRC) $(DECODE_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
 # The CUDA decoders, without BPF (no skeleton: root-free).
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \

@@ -74,9 +74,10 @@ static const struct key keys[] = {
 	  "write out blocks this often, 10 ms to 60 s (1000)" },
 	{ "cuda-lib", "PATH", K_LIST, OFF(cuda_libs),
 	  "also probe this CUDA library or binary (repeatable)" },
-	{ "no-cuda", NULL, K_BOOL, OFF(no_cuda), "do not record CUDA calls" },
-	{ "no-sched", NULL, K_BOOL, OFF(no_sched), "do not record scheduling" },
-	{ "no-io", NULL, K_BOOL, OFF(no_io), "do not record I/O" },
+	/* One key per family that can be turned off (--no-cuda, ...). */
+#define GR_FAMILY_KEY(name, key, field, help) \
+	{ key, NULL, K_BOOL, OFF(field), help },
+#include "recorder/families.def"
 	{ "sched-all", NULL, K_BOOL, OFF(sched_all),
 	  "trace every process's scheduling and files, not only CUDA ones" },
 	{ "offcpu-min-us", "US", K_US, OFF(offcpu_min_ns),
@@ -184,76 +185,84 @@ static size_t auto_off(const struct key *k)
 
 /* Sets key @k from the text @v.  Returns 0, -ENOMEM, or -EINVAL with
  * *@why saying what was expected. */
-static int key__set(const struct key *k, struct gr_config *c, const char *v,
-		    const char **why)
+/* K_PATH and K_LIST: a path, or one more cuda-lib. */
+static int set_path(const struct key *k, struct gr_config *c, void *p,
+		    const char *v, const char **why)
 {
-	void *p = (char *)c + k->off;
+	char *s;
+
+	if (!*v) {
+		*why = "expected a path";
+		return -EINVAL;
+	}
+	s = strdup(v);
+	if (!s)
+		return -ENOMEM;
+	if (k->kind == K_PATH) {
+		free(*(char **)p);
+		*(char **)p = s;
+	} else {
+		char **l = realloc(c->cuda_libs, (size_t)(c->ncuda_libs + 1) *
+				   sizeof(*l));
+
+		if (!l) {
+			free(s);
+			return -ENOMEM;
+		}
+		l[c->ncuda_libs++] = s;
+		c->cuda_libs = l;
+	}
+	return 0;
+}
+
+/* K_SIZE and K_AUTO_SIZE. */
+static int set_size(const struct key *k, struct gr_config *c, void *p,
+		    const char *v, const char **why)
+{
 	uint64_t size;
+	int rc;
+
+	if (k->kind == K_AUTO_SIZE && !strcasecmp(v, "auto")) {
+		*(uint64_t *)p = 0;
+		*(int *)((char *)c + auto_off(k)) = 1;
+		return 0;
+	}
+	rc = gr_parse_size(v, &size);
+	if (rc == -ERANGE) {
+		*why = "out of range";
+		return -EINVAL;
+	}
+	if (rc) {
+		*why = k->kind == K_SIZE ?
+			"expected a size like 256M" :
+			"expected a size like 256M, or auto";
+		return -EINVAL;
+	}
+	if (k->kind == K_SIZE && !size) {
+		*why = "must be above 0";
+		return -EINVAL;
+	}
+	/* 0 used to mean auto, silently: now it is what it says where it
+	 * means something (keep nothing free), and an error where it does
+	 * not (a cap of nothing). */
+	if (k->kind == K_AUTO_SIZE && !size && k->off != OFF(keep_free)) {
+		*why = "must be a size above 0, or auto";
+		return -EINVAL;
+	}
+	*(uint64_t *)p = size;
+	if (k->kind == K_AUTO_SIZE)
+		*(int *)((char *)c + auto_off(k)) = 0;
+	return 0;
+}
+
+/* K_DURATION, K_AGE, K_MS and K_US: int64_t ns. */
+static int set_ns(const struct key *k, int64_t *p, const char *v,
+		  const char **why)
+{
 	int64_t ns;
 	int rc;
 
 	switch (k->kind) {
-	case K_PATH:
-	case K_LIST: {
-		char *s;
-
-		if (!*v) {
-			*why = "expected a path";
-			return -EINVAL;
-		}
-		s = strdup(v);
-		if (!s)
-			return -ENOMEM;
-		if (k->kind == K_PATH) {
-			free(*(char **)p);
-			*(char **)p = s;
-		} else {
-			char **l = realloc(c->cuda_libs, (size_t)(c->ncuda_libs + 1) *
-					   sizeof(*l));
-
-			if (!l) {
-				free(s);
-				return -ENOMEM;
-			}
-			l[c->ncuda_libs++] = s;
-			c->cuda_libs = l;
-		}
-		return 0;
-	}
-	case K_SIZE:
-	case K_AUTO_SIZE:
-		if (k->kind == K_AUTO_SIZE && !strcasecmp(v, "auto")) {
-			*(uint64_t *)p = 0;
-			*(int *)((char *)c + auto_off(k)) = 1;
-			return 0;
-		}
-		rc = gr_parse_size(v, &size);
-		if (rc == -ERANGE) {
-			*why = "out of range";
-			return -EINVAL;
-		}
-		if (rc) {
-			*why = k->kind == K_SIZE ?
-				"expected a size like 256M" :
-				"expected a size like 256M, or auto";
-			return -EINVAL;
-		}
-		if (k->kind == K_SIZE && !size) {
-			*why = "must be above 0";
-			return -EINVAL;
-		}
-		/* 0 used to mean auto, silently: now it is what it says
-		 * where it means something (keep nothing free), and an
-		 * error where it does not (a cap of nothing). */
-		if (k->kind == K_AUTO_SIZE && !size &&
-		    k->off != OFF(keep_free)) {
-			*why = "must be a size above 0, or auto";
-			return -EINVAL;
-		}
-		*(uint64_t *)p = size;
-		if (k->kind == K_AUTO_SIZE)
-			*(int *)((char *)c + auto_off(k)) = 0;
-		return 0;
 	case K_DURATION:
 	case K_AGE:
 		rc = gr_parse_duration_ns(v, &ns);
@@ -269,7 +278,7 @@ static int key__set(const struct key *k, struct gr_config *c, const char *v,
 			*why = "must be above 0";
 			return -EINVAL;
 		}
-		*(int64_t *)p = ns;
+		*p = ns;
 		return 0;
 	case K_MS:
 		rc = parse_ms(v, &ns);
@@ -281,9 +290,9 @@ static int key__set(const struct key *k, struct gr_config *c, const char *v,
 			*why = "must be 10ms to 60s";
 			return -EINVAL;
 		}
-		*(int64_t *)p = ns;
+		*p = ns;
 		return 0;
-	case K_US: {
+	default: {	/* K_US */
 		char *end;
 		errno = 0;
 		unsigned long long us = strtoull(v, &end, 10);
@@ -291,9 +300,29 @@ static int key__set(const struct key *k, struct gr_config *c, const char *v,
 			*why = "expected microseconds, 0 to 60000000";
 			return -EINVAL;
 		}
-		*(int64_t *)p = (int64_t)us * 1000;
+		*p = (int64_t)us * 1000;
 		return 0;
 	}
+	}
+}
+
+static int key__set(const struct key *k, struct gr_config *c, const char *v,
+		    const char **why)
+{
+	void *p = (char *)c + k->off;
+
+	switch (k->kind) {
+	case K_PATH:
+	case K_LIST:
+		return set_path(k, c, p, v, why);
+	case K_SIZE:
+	case K_AUTO_SIZE:
+		return set_size(k, c, p, v, why);
+	case K_DURATION:
+	case K_AGE:
+	case K_MS:
+	case K_US:
+		return set_ns(k, p, v, why);
 	case K_BOOL:
 		if (parse_bool(v, (int *)p)) {
 			*why = "expected yes or no";

@@ -67,7 +67,6 @@ static struct {
 	struct gr_cuda *cuda;
 	struct gr_host *host;
 	uv_loop_t *loop;
-	uv_poll_t cuda_poll, host_poll;
 	uv_timer_t flush_timer, scan_timer, stop_timer;
 	uv_signal_t sigint, sigterm;
 	struct rescan *rescans;
@@ -180,7 +179,6 @@ static void render_status(FILE *f, const char *state)
 	gr_writer__stats(d.w, &ws);
 	if (d.cuda)
 		gr_cuda__stats(d.cuda, &cs);
-	int fam = gr_host__families(d.host);
 	fprintf(f, "{\"state\":\"%s\",\"pid\":%d,\"version\":\"%s\","
 		"\"started_ns\":%" PRId64 ",\"updated_ns\":%" PRId64 ","
 		"\"segment\":\"", state, getpid(), GPUREC_VERSION, d.started_ns,
@@ -192,14 +190,19 @@ static void render_status(FILE *f, const char *state)
 		"\"records\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"files\":%" PRIu64
 		",\"probes\":%" PRIu64 ",\"named_launches\":%" PRIu64
 		",\"unnamed_launches\":%" PRIu64
-		",\"handle_names\":%" PRIu64 "},\"host\":{\"processes\":%s,"
-		"\"sched\":%s,\"io\":%s,\"switch_ins_recovered\":%" PRIu64
-		"},\"drops_pending\":%" PRIu64 ",\"drops\":{", ws.events,
-		ws.blocks, ws.segments, ws.deleted, ws.disk_bytes, d.cuda ? "true" : "false", cs.records,
-		cs.rows, cs.files_attached, cs.probes, cs.named_launches,
-		cs.unnamed_launches, cs.handles_read,
-		fam & 1 ? "true" : "false", fam & 2 ? "true" : "false",
-		fam & 4 ? "true" : "false", gr_host__recovered(d.host),
+		",\"handle_names\":%" PRIu64 "},\"host\":{", ws.events,
+		ws.blocks, ws.segments, ws.deleted, ws.disk_bytes,
+		d.cuda ? "true" : "false", cs.records, cs.rows,
+		cs.files_attached, cs.probes, cs.named_launches,
+		cs.unnamed_launches, cs.handles_read);
+	/* The host unit's families, in families.def's order. */
+#define GR_FAMILY(name, unit, status)                                          \
+	GR_UNIT_##unit(fprintf(f, "\"%s\":%s,", status,                          \
+			       gr_host__running(d.host, GR_FAM_##name) ?       \
+			       "true" : "false");)
+#include "recorder/families.def"
+	fprintf(f, "\"switch_ins_recovered\":%" PRIu64 "},\"drops_pending\":%"
+		PRIu64 ",\"drops\":{", gr_host__recovered(d.host),
 		ws.drops_pending);
 	/* Every source counted since start: the probe families' ring
 	 * buffers and user space, and the store's own losses. */
@@ -288,31 +291,60 @@ static void write_status(const char *state)
 
 static void flush_if_due(void);
 
-static void on_cuda(uv_poll_t *h, int status, int events)
+/* The units of recorder/families.def, each opened, polled through its
+ * ring buffers' epoll fd, flushed and closed by the loop: in this order,
+ * but opened last to first, as the host families must be there for the
+ * CUDA family's track-pid callback (track_pid). */
+struct unit {
+	const char *name;
+	int (*open)(void);	/* 0, or -1: logged, the others go on */
+	int (*fd)(void);
+	int (*poll)(void);
+	void (*flush)(int64_t now_ns);
+	void (*close)(void);
+	int open_;
+	uv_poll_t poll_h;
+};
+
+static int open_host(void);
+static int open_cuda(void);
+static int cuda_fd(void) { return gr_cuda__fd(d.cuda); }
+static int cuda_poll(void) { return gr_cuda__poll(d.cuda); }
+static void cuda_close(void) { gr_cuda__close(d.cuda); }
+static int host_fd(void) { return gr_host__fd(d.host); }
+static int host_poll(void) { return gr_host__poll(d.host); }
+static void host_flush(int64_t now) { gr_host__flush(d.host, now); }
+static void host_close(void) { gr_host__close(d.host); }
+
+static void cuda_flush(int64_t now)
 {
-	(void)h;
+	gr_cuda__poll(d.cuda);
+	gr_cuda__report_drops(d.cuda, now);
+}
+
+static struct unit units[] = {
+	{ .name = "cuda", .open = open_cuda, .fd = cuda_fd, .poll = cuda_poll,
+	  .flush = cuda_flush, .close = cuda_close },
+	{ .name = "host", .open = open_host, .fd = host_fd, .poll = host_poll,
+	  .flush = host_flush, .close = host_close },
+};
+#define NUNITS (int)(sizeof(units) / sizeof(units[0]))
+
+static void on_unit(uv_poll_t *h, int status, int events)
+{
+	struct unit *u = h->data;
 	(void)events;
 	if (status < 0)
 		return;
-	int n = gr_cuda__poll(d.cuda);
+	int n = u->poll();
 	if (n < 0 && n != -EINTR)
-		logf_("cuda: ring buffer: %s", strerror(-n));
+		logf_("%s: ring buffer: %s", u->name, strerror(-n));
 	flush_if_due();
 }
 
-static void on_host(uv_poll_t *h, int status, int events)
-{
-	(void)h;
-	(void)events;
-	if (status < 0)
-		return;
-	int n = gr_host__poll(d.host);
-	if (n < 0 && n != -EINTR)
-		logf_("host: ring buffer: %s", strerror(-n));
-	flush_if_due();
-}
-
-static void on_cuda_pid(void *ctx, uint32_t pid)
+/* The CUDA family's one hook into the host families: a process it records
+ * is traced by them from then on (its scheduling, files, `process` row). */
+static void track_pid(void *ctx, uint32_t pid)
 {
 	(void)ctx;
 	gr_host__track(d.host, pid);
@@ -320,12 +352,9 @@ static void on_cuda_pid(void *ctx, uint32_t pid)
 
 static void flush_all(void)
 {
-	if (d.cuda) {
-		gr_cuda__poll(d.cuda);
-		gr_cuda__report_drops(d.cuda, clock_ns(CLOCK_REALTIME));
-	}
-	if (d.host)
-		gr_host__flush(d.host, clock_ns(CLOCK_REALTIME));
+	for (int i = 0; i < NUNITS; i++)
+		if (units[i].open_)
+			units[i].flush(clock_ns(CLOCK_REALTIME));
 	int err = gr_writer__flush(d.w);
 	if (err)
 		logf_("flush to %s failed: %s", d.cfg.data_dir, strerror(-err));
@@ -480,7 +509,9 @@ static void attach_known_paths(void)
 	}
 }
 
-int main(int argc, char **argv)
+/* The options: -1 to go on, or the exit code (--help, --version,
+ * --check-config, a bad option). */
+static int options(int argc, char **argv)
 {
 	char err[512];
 	if (gr_config__load(&d.cfg, argc, argv, DEFAULT_CONFIG, err,
@@ -504,10 +535,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gpurecd: warning: %s\n", err);
 		return 0;
 	}
-	libbpf_set_print(libbpf_log);
-	d.started_ns = clock_ns(CLOCK_REALTIME);
-	d.clock_offset_ns = d.started_ns - clock_ns(CLOCK_BOOTTIME);
+	return -1;
+}
 
+/* libcrypto, the data directory and the writer.  Returns 0 or the exit
+ * code. */
+static int open_store(void)
+{
 	struct gr_store_opts so = {
 		.dir = d.cfg.data_dir,
 		.segment_size = d.cfg.segment_size,
@@ -553,53 +587,78 @@ int main(int argc, char **argv)
 	      "keep-free %" PRIu64 " MiB)", d.cfg.data_dir,
 	      gr_writer__segment_path(d.w), d.cfg.max_disk >> 20,
 	      d.cfg.keep_free >> 20);
+	return 0;
+}
 
-	d.loop = uv_default_loop();
-	/* The host families first: the CUDA family tells them which
-	 * processes to trace from its first record on. */
-	if (!d.cfg.no_sched || !d.cfg.no_io || !d.cfg.no_cuda) {
-		struct gr_host_opts ho = {
-			.w = d.w, .log = logf_,
-			.clock_offset_ns = d.clock_offset_ns,
-			.verbose = d.cfg.verbose,
-			.sched = !d.cfg.no_sched, .io = !d.cfg.no_io,
-			.trace_all = d.cfg.sched_all,
-			.offcpu_min_ns = d.cfg.offcpu_min_ns,
-			.runq_min_ns = d.cfg.runq_min_ns,
-			.file_io_min_ns = d.cfg.file_io_min_ns,
-		};
-		d.host = gr_host__open(&ho);
-		if (d.host) {
-			uv_poll_init(d.loop, &d.host_poll, gr_host__fd(d.host));
-			uv_poll_start(&d.host_poll, UV_READABLE, on_host);
-		} else {
-			logf_("host: probe families disabled (see above); "
-			      "other families continue");
-		}
+/* The host unit, if any family that can be turned off is on (proc only
+ * runs with them). */
+static int open_host(void)
+{
+	struct gr_host_opts ho = {
+		.w = d.w, .log = logf_,
+		.clock_offset_ns = d.clock_offset_ns,
+		.verbose = d.cfg.verbose,
+		.trace_all = d.cfg.sched_all,
+		.offcpu_min_ns = d.cfg.offcpu_min_ns,
+		.runq_min_ns = d.cfg.runq_min_ns,
+		.file_io_min_ns = d.cfg.file_io_min_ns,
+	};
+	int any = 0;
+#define GR_FAMILY_KEY(name, key, field, help)                                  \
+	ho.off[GR_FAM_##name] = d.cfg.field;                                   \
+	any |= !d.cfg.field;
+#include "recorder/families.def"
+	if (!any)
+		return -1;
+	if (!(d.host = gr_host__open(&ho))) {
+		logf_("host: probe families disabled (see above); "
+		      "other families continue");
+		return -1;
 	}
-	if (!d.cfg.no_cuda) {
-		struct gr_cuda_opts co = { .w = d.w, .log = logf_,
-					   .clock_offset_ns = d.clock_offset_ns,
-					   .verbose = d.cfg.verbose,
-					   .on_pid = d.host ? on_cuda_pid : NULL };
-		d.cuda = gr_cuda__open(&co);
-		if (d.cuda) {
-			attach_known_paths();
-			int n = gr_cuda__scan_all(d.cuda);
-			d.last_full_scan = uv_now(d.loop);
-			logf_("cuda: %d probes attached after scanning running "
-			      "processes", n);
-			uv_poll_init(d.loop, &d.cuda_poll, gr_cuda__fd(d.cuda));
-			uv_poll_start(&d.cuda_poll, UV_READABLE, on_cuda);
-		} else {
-			logf_("cuda: probe family disabled (see above); other "
-			      "families continue");
-		}
+	return 0;
+}
+
+static int open_cuda(void)
+{
+	if (d.cfg.no_cuda)
+		return -1;
+	struct gr_cuda_opts co = { .w = d.w, .log = logf_,
+				   .clock_offset_ns = d.clock_offset_ns,
+				   .verbose = d.cfg.verbose,
+				   .on_pid = d.host ? track_pid : NULL };
+	if (!(d.cuda = gr_cuda__open(&co))) {
+		logf_("cuda: probe family disabled (see above); other "
+		      "families continue");
+		return -1;
 	}
-	if (d.cuda || d.host) { /* drains the ring buffers every 5 ms */
+	attach_known_paths();
+	int n = gr_cuda__scan_all(d.cuda);
+	d.last_full_scan = uv_now(d.loop);
+	logf_("cuda: %d probes attached after scanning running "
+	      "processes", n);
+	return 0;
+}
+
+static void open_families(void)
+{
+	int any = 0;
+	for (int i = NUNITS - 1; i >= 0; i--) {
+		struct unit *u = &units[i];
+		if (u->open())
+			continue;
+		u->open_ = any = 1;
+		u->poll_h.data = u;
+		uv_poll_init(d.loop, &u->poll_h, u->fd());
+		uv_poll_start(&u->poll_h, UV_READABLE, on_unit);
+	}
+	if (any) { /* drains the ring buffers every 5 ms */
 		uv_timer_init(d.loop, &d.scan_timer);
 		uv_timer_start(&d.scan_timer, on_scan, 5, 5);
 	}
+}
+
+static void start_timers(void)
+{
 	uint64_t flush_ms = (uint64_t)(d.cfg.flush_interval_ns / 1000000);
 	uv_timer_init(d.loop, &d.flush_timer);
 	d.flush_due_ns = clock_ns(CLOCK_MONOTONIC) + d.cfg.flush_interval_ns;
@@ -613,27 +672,35 @@ int main(int argc, char **argv)
 		uv_timer_start(&d.stop_timer, on_stop_timer,
 			       (uint64_t)(d.cfg.duration_ns / 1000000), 0);
 	}
-	/* Everything that needed more than the kept capabilities is done:
-	 * kallsyms is read, the BPF objects are loaded, the probes are
-	 * attached.  A daemon that cannot sandbox itself stops rather than
-	 * record unconfined. */
+}
+
+/* Everything that needed more than the kept capabilities is done:
+ * kallsyms is read, the BPF objects are loaded, the probes are attached.
+ * A daemon that cannot sandbox itself stops rather than record
+ * unconfined. */
+static void sandbox_and_run(void)
+{
 	struct gr_sandbox_opts sb = { .log = logf_, .data_dir = d.cfg.data_dir };
 	if (gr_sandbox__apply(&sb) < 0) {
 		logf_("cannot sandbox gpurecd (see above); stopping");
 		d.exit_code = 2;
-	} else {
-		/* Test hook (docs/recorder.md): try what the sandbox refuses. */
-		const char *st = getenv("GPURECD_SANDBOX_SELFTEST");
-		if (st && strcmp(st, "1") == 0)
-			gr_sandbox__selftest(logf_);
-		d.watchdog = getenv("WATCHDOG_USEC") != NULL;
-		write_status("recording");
-		sd_notify_("READY=1");
-		logf_("ready");
-
-		uv_run(d.loop, UV_RUN_DEFAULT);
+		return;
 	}
+	/* Test hook (docs/recorder.md): try what the sandbox refuses. */
+	const char *st = getenv("GPURECD_SANDBOX_SELFTEST");
+	if (st && strcmp(st, "1") == 0)
+		gr_sandbox__selftest(logf_);
+	d.watchdog = getenv("WATCHDOG_USEC") != NULL;
+	write_status("recording");
+	sd_notify_("READY=1");
+	logf_("ready");
 
+	uv_run(d.loop, UV_RUN_DEFAULT);
+}
+
+/* Flush, seal, then the probes.  Returns the exit code. */
+static int finish(void)
+{
 	flush_all();
 	write_status("stopped");
 	/* Seal first: the kernel takes tens of ms to remove each uprobe,
@@ -642,10 +709,28 @@ int main(int argc, char **argv)
 	int rc = gr_writer__close(d.w);
 	if (rc)
 		logf_("closing %s: %s", d.cfg.data_dir, strerror(-rc));
-	gr_cuda__close(d.cuda);
-	gr_host__close(d.host);
+	for (int i = 0; i < NUNITS; i++)
+		if (units[i].open_)
+			units[i].close();
 	close(d.dirfd);
 	free(d.rescans);
 	gr_config__free(&d.cfg);
 	return rc || d.exit_code ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = options(argc, argv);
+	if (rc >= 0)
+		return rc;
+	libbpf_set_print(libbpf_log);
+	d.started_ns = clock_ns(CLOCK_REALTIME);
+	d.clock_offset_ns = d.started_ns - clock_ns(CLOCK_BOOTTIME);
+	if ((rc = open_store()))
+		return rc;
+	d.loop = uv_default_loop();
+	open_families();
+	start_timers();
+	sandbox_and_run();
+	return finish();
 }

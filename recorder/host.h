@@ -1,6 +1,7 @@
-/* host.h - the host-context probe families: scheduling (sched.bpf.c),
- * I/O (io.bpf.c) and processes (proc.bpf.c), and the rows they make in
- * offcpu, runq, block_io, file_io and process.
+/* host.h - the host unit of the probe families (recorder/families.def):
+ * scheduling (recorder/sched/), I/O (recorder/io/) and processes
+ * (recorder/proc/), and the rows they make in offcpu, runq, block_io,
+ * file_io and process.
  *
  * Which processes are traced: those gr_host__track() is told about (the
  * CUDA family calls it for every process it records), or all of them with
@@ -12,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "recorder/family.h"
+
 struct gr_writer;
 struct gr_host;
 
@@ -20,7 +23,8 @@ struct gr_host_opts {
 	int64_t clock_offset_ns;	/* boot-time ns + this = UTC ns */
 	void (*log)(const char *fmt, ...);
 	int verbose;
-	int sched, io;			/* families wanted (proc always) */
+	int off[GR_NFAMILIES];		/* families not wanted (proc runs
+					 * whenever the host unit does) */
 	int trace_all;
 	int64_t offcpu_min_ns, runq_min_ns, file_io_min_ns;
 	int record_self;		/* tests only */
@@ -43,11 +47,11 @@ int gr_host__poll(struct gr_host *h);
  * the pid is traced already. */
 void gr_host__track(struct gr_host *h, uint32_t pid);
 
-/* Which families run (loaded and attached): bits 1 proc, 2 sched, 4 io. */
-int gr_host__families(const struct gr_host *h);
+/* Whether a host family runs (loaded and attached); 0 for a NULL @h. */
+int gr_host__running(const struct gr_host *h, enum gr_family f);
 
 /* Switch-ins the sched_switch tracepoint did not show, whose intervals
- * were recovered (bpf/sched.bpf.c). */
+ * were recovered (recorder/sched/sched.bpf.c). */
 uint64_t gr_host__recovered(const struct gr_host *h);
 
 /* Called before each writer flush: drops rows, `process` rows of live

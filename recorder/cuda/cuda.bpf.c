@@ -24,15 +24,12 @@
 
 #include "cuda.h"
 
+#define GR_RINGBUF_BYTES (8 << 20)
+#define GR_NDROPS GR_DROP_NSLOTS
+#include "common.bpf.h"
+
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 self_tgid = 0;
-/* Wake the reader only once this much is waiting: a wakeup per record
- * would cost every launch an irq_work and a context switch of gpurecd,
- * which drains on its own timer anyway (every few ms). */
-const volatile __u64 wake_bytes = 1 << 20;
-
-__u64 drops[GR_DROP_NSLOTS];
 
 struct frame {
 	__u64 ts;
@@ -49,20 +46,7 @@ struct tstate {
 	struct frame f[GR_MAX_DEPTH];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct tstate);
-} threads SEC(".maps");
-
-/* Zeroed template for new thread states (too big for the BPF stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tstate);
-} zero SEC(".maps");
+GR_THREAD_MAPS(BPF_MAP_TYPE_LRU_HASH, 65536, struct tstate);
 
 /* Stack arguments copied at entry (GR_CK_STACK), per thread, until the
  * return: rare calls (communicator set-up), so a small map. */
@@ -72,22 +56,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8[GR_STRUCT_BYTES]);
 } stacked SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
-
-static __always_inline void drop(int slot)
-{
-	__sync_fetch_and_add(&drops[slot], 1);
-}
-
-static __always_inline __u64 wake_flag(void)
-{
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ?
-	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
 
 SEC("uprobe")
 int cuda_entry(struct pt_regs *ctx)

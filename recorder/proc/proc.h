@@ -1,9 +1,9 @@
 /* proc.h - records the proc BPF programs share with gpurecd
- * (recorder/host.c).  No includes. */
+ * (recorder/proc/).  No includes. */
 #ifndef GR_BPF_PROC_H
 #define GR_BPF_PROC_H
 
-/* Words of the traced-process bitmap (tracked.h): one bit per tgid up to
+/* Words of the traced-process bitmap (bpf/common.bpf.h): one bit per tgid up to
  * PID_MAX_LIMIT (4M on 64-bit). */
 #define GR_TRACKED_WORDS (1 << 16)
 

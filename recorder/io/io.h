@@ -1,5 +1,5 @@
 /* io.h - records the io BPF programs share with gpurecd
- * (recorder/host.c).  No includes. */
+ * (recorder/io/).  No includes. */
 #ifndef GR_BPF_IO_H
 #define GR_BPF_IO_H
 

@@ -5,7 +5,7 @@
  * tp_btf on these kernels either).
  *
  * Cheap on a busy host: a switch costs a bit test of each side's tgid in
- * `tracked` (tracked.h: the processes that use CUDA) and nothing more for
+ * `tracked` (bpf/common.bpf.h: the processes that use CUDA) and nothing more for
  * other processes.  For a tracked thread that blocks, the
  * kernel and user stacks are taken as it leaves the CPU (only then is it
  * the current task, which bpf_get_stack needs); the interval is emitted
@@ -27,15 +27,16 @@
 #include <bpf/bpf_tracing.h>
 
 #include "sched.h"
-#include "tracked.h"
+#include "recorder/proc/proc.h" /* GR_TRACKED_WORDS */
+
+#define GR_RINGBUF_BYTES (4 << 20)
+#define GR_NDROPS GR_SCHED_NDROPS
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 offcpu_min_ns = 1000000;
 const volatile __u64 runq_min_ns = 0;
-const volatile __u64 wake_bytes = 1 << 20;
-
-__u64 drops[GR_SCHED_NDROPS];
 __u64 recovered; /* switch-ins the tracepoint did not show (see above) */
 
 
@@ -53,32 +54,9 @@ struct tstate {
 	__u64 wstack[GR_WSTACK_DEPTH];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct tstate);
-} threads SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tstate);
-} zero SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
-} events SEC(".maps");
+GR_THREAD_MAPS(BPF_MAP_TYPE_HASH, 16384, struct tstate);
 
 #define TASK_DEAD_BIT 0x80
-
-static __always_inline __u64 wake_flag(void)
-{
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ?
-	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
 
 static __always_inline struct tstate *tstate_get(__u32 tid)
 {
@@ -91,7 +69,7 @@ static __always_inline struct tstate *tstate_get(__u32 tid)
 		return NULL;
 	if (bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&threads, &tid)) {
-		__sync_fetch_and_add(&drops[GR_SCHED_DROP_THREADS], 1);
+		drop(GR_SCHED_DROP_THREADS);
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&threads, &tid);
@@ -103,7 +81,7 @@ static __always_inline void emit_offcpu(struct tstate *t, __u32 tgid,
 {
 	struct gr_offcpu *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&drops[GR_SCHED_DROP_RINGBUF], 1);
+		drop(GR_SCHED_DROP_RINGBUF);
 		return;
 	}
 	e->rec = GR_REC_OFFCPU;
@@ -128,7 +106,7 @@ static __always_inline void emit_runq(__u64 since, __u32 tgid, __u32 tid,
 {
 	struct gr_runq *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&drops[GR_SCHED_DROP_RINGBUF], 1);
+		drop(GR_SCHED_DROP_RINGBUF);
 		return;
 	}
 	e->rec = GR_REC_RUNQ;

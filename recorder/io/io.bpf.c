@@ -18,14 +18,15 @@
 #include <bpf/bpf_tracing.h>
 
 #include "io.h"
-#include "tracked.h"
+#include "recorder/proc/proc.h" /* GR_TRACKED_WORDS */
+
+#define GR_RINGBUF_BYTES (4 << 20)
+#define GR_NDROPS GR_IO_NDROPS
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 file_min_ns = 1000000;
-const volatile __u64 wake_bytes = 1 << 20;
-
-__u64 drops[GR_IO_NDROPS];
 
 struct rq_state {
 	__u64 issue;
@@ -61,17 +62,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct call);
 } scratch SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
-} events SEC(".maps");
-
-static __always_inline __u64 wake_flag(void)
-{
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ?
-	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
 
 /* ---- block ---------------------------------------------------------------- */
 
@@ -129,7 +119,7 @@ int block_rq_complete(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	struct gr_block *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&drops[GR_IO_DROP_RINGBUF], 1);
+		drop(GR_IO_DROP_RINGBUF);
 		bpf_map_delete_elem(&rqs, &key);
 		return 0;
 	}
@@ -235,7 +225,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 			__builtin_memcpy(e->path, c->path, sizeof(e->path));
 			bpf_ringbuf_submit(e, wake_flag());
 		} else {
-			__sync_fetch_and_add(&drops[GR_IO_DROP_RINGBUF], 1);
+			drop(GR_IO_DROP_RINGBUF);
 		}
 	}
 	bpf_map_delete_elem(&calls, &tid);

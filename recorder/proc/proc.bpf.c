@@ -15,17 +15,12 @@
 #include <bpf/bpf_tracing.h>
 
 #include "proc.h"
-#include "tracked.h"
+
+#define GR_RINGBUF_BYTES (1 << 20)
+#define GR_NDROPS GR_PROC_NDROPS
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-
-__u64 drops[GR_PROC_NDROPS];
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
-} events SEC(".maps");
 
 /* sched_process_exec(struct task_struct *p, pid_t old_pid,
  * struct linux_binprm *bprm): the new image is in place, its arguments on
@@ -37,7 +32,7 @@ int proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	struct linux_binprm *bprm = (void *)ctx->args[2];
 	struct gr_pexec *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&drops[GR_PROC_DROP_RINGBUF], 1);
+		drop(GR_PROC_DROP_RINGBUF);
 		return 0;
 	}
 	e->rec = GR_REC_PEXEC;
@@ -83,7 +78,7 @@ int proc_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	struct gr_pexit *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&drops[GR_PROC_DROP_RINGBUF], 1);
+		drop(GR_PROC_DROP_RINGBUF);
 		return 0;
 	}
 	e->rec = GR_REC_PEXIT;

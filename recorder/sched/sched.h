@@ -1,5 +1,5 @@
 /* sched.h - records the sched BPF programs share with gpurecd
- * (recorder/host.c).  No includes: both sides include this after their own
+ * (recorder/sched/).  No includes: both sides include this after their own
  * integer types. */
 #ifndef GR_BPF_SCHED_H
 #define GR_BPF_SCHED_H

@@ -1,0 +1,321 @@
+/* stacks.c - off-CPU stacks folded and named (stacks.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "recorder/sym/elfsyms.h"
+#include "recorder/sym/ksyms.h"
+#include "recorder/sym/stacks.h"
+
+#define PREFETCH_MAX (64ll << 20)	/* ELF files read when traced */
+#define MAPS_REREAD_NS 1000000000ll		/* at most once a second */
+
+/* ---- ELF files for user frames, by (dev, ino) ---------------------------- */
+
+/* Reading a large library's symbols takes a second or more (libtorch_cpu),
+ * and the loop must keep draining the ring buffers meanwhile, or the CUDA
+ * family's buffer overflows during a PyTorch start (measured on an H100:
+ * 4019 records lost).  So files are read by a loader thread; until one is
+ * ready, its frames read "[file+0xoffset]", which can be symbolized
+ * offline. */
+struct elfent {
+	struct elfent *next;	/* in its bucket */
+	struct elfent *qnext;	/* in the loader's queue */
+	uint64_t dev, ino;
+	uint32_t pid;		/* a process that mapped it */
+	struct gr_mapping m;	/* there (m.path owned) */
+	int ready;		/* under loader.mu */
+	struct gr_elf *e;	/* once ready: NULL if it could not be read */
+};
+
+#define NELFB 256
+
+struct loader {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct elfent *head, *tail;
+	int stop, started;
+};
+
+struct gr_stacks {
+	struct gr_ksyms *ksyms;
+	int ksyms_err;
+	struct elfent *elfs[NELFB];
+	struct loader ld;
+};
+
+static int64_t now_boot_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+struct sbuf {
+	char *s;
+	size_t n, cap;
+	int frames;
+};
+
+static void sb_frame(struct sbuf *b, const char *name, size_t len)
+{
+	if (b->n + len + 2 > b->cap) {
+		size_t cap = (b->n + len + 2) * 2;
+		char *s = realloc(b->s, cap);
+		if (!s)
+			return;
+		b->s = s;
+		b->cap = cap;
+	}
+	if (b->frames++)
+		b->s[b->n++] = ';';
+	for (size_t i = 0; i < len; i++) /* ';' separates frames */
+		b->s[b->n++] = name[i] == ';' ? ':' : name[i];
+	b->s[b->n] = 0;
+}
+
+static int read_maps(uint32_t pid, struct gr_pmaps *pm)
+{
+	gr_maps__free(&pm->maps);
+	return gr_maps__read((int)pid, &pm->maps);
+}
+
+void gr_pmaps__free(struct gr_pmaps *pm)
+{
+	gr_maps__free(&pm->maps);
+}
+
+static void *open_elf(const char *path)
+{
+	return gr_elf__open(path);
+}
+
+static void *loader_main(void *arg)
+{
+	struct loader *ld = arg;
+	pthread_mutex_lock(&ld->mu);
+	for (;;) {
+		while (!ld->head && !ld->stop)
+			pthread_cond_wait(&ld->cv, &ld->mu);
+		if (ld->stop)
+			break;
+		struct elfent *x = ld->head;
+		ld->head = x->qnext;
+		if (!ld->head)
+			ld->tail = NULL;
+		pthread_mutex_unlock(&ld->mu);
+		struct gr_elf *e = gr_maps__open(x->pid, &x->m, open_elf);
+		pthread_mutex_lock(&ld->mu);
+		x->e = e;
+		x->ready = 1;
+	}
+	pthread_mutex_unlock(&ld->mu);
+	return NULL;
+}
+
+/* The ELF of a mapping if the loader has read it; else NULL, and it is
+ * queued for reading if it was not yet. */
+static struct gr_elf *elf_of(struct gr_stacks *s, uint32_t pid,
+			     const struct gr_mapping *m)
+{
+	size_t b = (size_t)((m->dev * 31 + m->ino) % NELFB);
+	struct gr_elf *e = NULL;
+	for (struct elfent *x = s->elfs[b]; x; x = x->next)
+		if (x->dev == m->dev && x->ino == m->ino) {
+			pthread_mutex_lock(&s->ld.mu);
+			if (x->ready)
+				e = x->e;
+			pthread_mutex_unlock(&s->ld.mu);
+			return e;
+		}
+	if (!s->ld.started)
+		return NULL;
+	struct elfent *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->pid = pid;
+	x->m = *m;
+	x->m.path = m->path ? strdup(m->path) : NULL;
+	x->dev = m->dev;
+	x->ino = m->ino;
+	x->next = s->elfs[b];
+	s->elfs[b] = x;
+	pthread_mutex_lock(&s->ld.mu);
+	if (s->ld.tail)
+		s->ld.tail->qnext = x;
+	else
+		s->ld.head = x;
+	s->ld.tail = x;
+	pthread_cond_signal(&s->ld.cv);
+	pthread_mutex_unlock(&s->ld.mu);
+	return NULL;
+}
+
+struct gr_stacks *gr_stacks__new(void)
+{
+	struct gr_stacks *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	if (!(s->ksyms = gr_ksyms__load(NULL)))
+		s->ksyms_err = errno;
+	pthread_mutex_init(&s->ld.mu, NULL);
+	pthread_cond_init(&s->ld.cv, NULL);
+	if (pthread_create(&s->ld.thread, NULL, loader_main, &s->ld) == 0)
+		s->ld.started = 1;
+	return s;
+}
+
+int gr_stacks__ksyms_error(const struct gr_stacks *s)
+{
+	return s ? s->ksyms_err : 0;
+}
+
+void gr_stacks__free(struct gr_stacks *s)
+{
+	if (!s)
+		return;
+	if (s->ld.started) {
+		pthread_mutex_lock(&s->ld.mu);
+		s->ld.stop = 1;
+		pthread_cond_signal(&s->ld.cv);
+		pthread_mutex_unlock(&s->ld.mu);
+		pthread_join(s->ld.thread, NULL);
+	}
+	for (int i = 0; i < NELFB; i++)
+		for (struct elfent *x = s->elfs[i], *nx; x; x = nx) {
+			nx = x->next;
+			gr_elf__close(x->e);
+			free(x->m.path);
+			free(x);
+		}
+	gr_ksyms__free(s->ksyms);
+	free(s);
+}
+
+/* The largest files (libtorch's, hundreds of MiB) wait until a frame
+ * lands in them. */
+void gr_stacks__prefetch(struct gr_stacks *s, uint32_t pid,
+			 struct gr_pmaps *pm)
+{
+	if (!s || read_maps(pid, pm))
+		return;
+	pm->read_ns = now_boot_ns();
+	for (int i = 0; i < pm->maps.n; i++) {
+		const struct gr_mapping *m = &pm->maps.m[i];
+		char path[128];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64
+			 "-%" PRIx64, pid, m->start, m->end);
+		if (stat(path, &st) == 0 && st.st_size <= PREFETCH_MAX)
+			elf_of(s, pid, m);
+	}
+}
+
+/* The mapping of @addr, the maps read again (at most once a second) if
+ * it is not in them. */
+static const struct gr_mapping *mapping_of(uint32_t pid, struct gr_pmaps *pm,
+					   uint64_t addr)
+{
+	const struct gr_mapping *m = NULL;
+	for (int pass = 0; pass < 2 && !m; pass++) {
+		if (pass || !pm->maps.m) {
+			int64_t now = now_boot_ns();
+			if (pm->maps.m && now - pm->read_ns < MAPS_REREAD_NS)
+				break;
+			pm->read_ns = now;
+			if (read_maps(pid, pm))
+				break;
+		}
+		m = gr_maps__find(&pm->maps, addr);
+	}
+	return m;
+}
+
+/* Names one user frame into b. */
+static void user_frame(struct gr_stacks *s, uint32_t pid, struct gr_pmaps *pm,
+		       uint64_t addr, struct sbuf *b)
+{
+	const struct gr_mapping *m = mapping_of(pid, pm, addr);
+	if (!m) {
+		sb_frame(b, "[unknown]", 9);
+		return;
+	}
+	struct gr_elf *e = elf_of(s, pid, m);
+	uint64_t va, in;
+	const char *sym = NULL;
+	if (e && gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va) == 0)
+		sym = gr_elf__symbolize(e, va, &in);
+	if (sym) {
+		char *d = gr_demangle(sym);
+		const char *n = d ? d : sym;
+		size_t len = strlen(n);
+		const char *paren = d ? strchr(n, '(') : NULL;
+		if (paren)
+			len = (size_t)(paren - n);
+		sb_frame(b, n, len);
+		free(d);
+		return;
+	}
+	const char *base = m->path ? strrchr(m->path, '/') : NULL;
+	char tmp[300];
+	int n = snprintf(tmp, sizeof(tmp), "[%s+0x%" PRIx64 "]", base ? base + 1 :
+			 m->path ? m->path : "unknown", addr - m->start + m->off);
+	sb_frame(b, tmp, n > 0 ? (size_t)n : 0);
+}
+
+/* Kernel frames below these are the tracepoint's own. */
+static int tracing_frame(const char *name)
+{
+	return !strncmp(name, "bpf_", 4) || !strncmp(name, "__bpf_", 6) ||
+	       !strncmp(name, "__traceiter_", 12) ||
+	       !strncmp(name, "trace_", 6);
+}
+
+char *gr_stacks__fold(struct gr_stacks *s, uint32_t pid, struct gr_pmaps *pm,
+		      const uint64_t *ustack, int nu, const uint64_t *kstack,
+		      int nk)
+{
+	struct sbuf b = { 0 };
+	for (int i = nu - 1; pm && i >= 0; i--)
+		user_frame(s, pid, pm, ustack[i], &b);
+	/* Leaf first in the record: skip the tracing frames at the leaf. */
+	int leaf = 0;
+	while (leaf < nk && s->ksyms) {
+		const char *n = gr_ksyms__find(s->ksyms, kstack[leaf], NULL);
+		if (!n || !tracing_frame(n))
+			break;
+		leaf++;
+	}
+	for (int i = nk - 1; i >= leaf; i--) {
+		const char *n = s->ksyms ?
+			gr_ksyms__find(s->ksyms, kstack[i], NULL) : NULL;
+		if (n) {
+			sb_frame(&b, n, strlen(n));
+		} else {
+			sb_frame(&b, "[kernel]", 8);
+		}
+	}
+	return b.s;
+}
+
+int gr_stacks__irq_wake(const struct gr_stacks *s, const uint64_t *wstack,
+			int n)
+{
+	if (!s || !s->ksyms)
+		return 0;
+	for (int i = 0; i < n && wstack[i]; i++) {
+		const char *f = gr_ksyms__find(s->ksyms, wstack[i], NULL);
+		if (f && (strstr(f, "irq") || strstr(f, "sysvec_") ||
+			  !strcmp(f, "hrtimer_wakeup") ||
+			  !strncmp(f, "__hrtimer_run", 13) ||
+			  !strcmp(f, "call_timer_fn")))
+			return 1;
+	}
+	return 0;
+}
