@@ -219,7 +219,7 @@ $(B)/cuda-tests/graphs_gaps: tests/cuda/graphs_gaps.c $(MOCK_LIBS)
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
 $(B)/asan/test_ringbuf_drops: $(call obj,$(B)/asan,tests/bpf/test_ringbuf_drops.c \
 		$(CUDA_SRC) $(SYM_SRC) \
-		query/vtab.c $(STORE_SRC))
+		$(VTAB_SRC) query/aggregates.c $(STORE_SRC))
 	$(CC) $(SAN) -o $@ $^ $(RLIBS)
 $(B)/asan/obj/tests/bpf/test_ringbuf_drops.o: $(B)/cuda.skel.h
 
