@@ -75,7 +75,9 @@ FAMILIES := $(shell sed -n 's/^GR_FAMILY$(OPAREN)\([a-z0-9_]*\),.*/\1/p' \
 # The decoders alone: no BPF, no skeleton (the unit tests link them).
 DECODE_SRC := recorder/sched/decode.c recorder/io/decode.c \
               recorder/proc/decode.c recorder/family.c
-REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) recorder/host.c recorder/cgroup.c \
+# Uprobes in bulk (libbpf: not in the unit tests' link).
+ULINK_SRC := recorder/ulink.c
+REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) $(ULINK_SRC) recorder/host.c recorder/cgroup.c \
                recorder/sched/sched.c recorder/io/io.c recorder/proc/proc.c \
                recorder/proc/ptab.c recorder/sym/stacks.c $(DECODE_SRC)
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
@@ -218,7 +220,7 @@ $(B)/cuda-tests/graphs_gaps: tests/cuda/graphs_gaps.c $(MOCK_LIBS)
 # Root and eBPF: gpurecd records real CUDA programs (skips only outside CI).
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
 $(B)/asan/test_ringbuf_drops: $(call obj,$(B)/asan,tests/bpf/test_ringbuf_drops.c \
-		$(CUDA_SRC) $(SYM_SRC) \
+		$(CUDA_SRC) $(SYM_SRC) $(ULINK_SRC) \
 		$(VTAB_SRC) query/aggregates.c $(STORE_SRC))
 	$(CC) $(SAN) -o $@ $^ $(RLIBS)
 $(B)/asan/obj/tests/bpf/test_ringbuf_drops.o: $(B)/cuda.skel.h
@@ -245,6 +247,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/nccl.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/stop.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd GPURECD_RELEASE=$(B)/gpurecd bash tests/host/sandbox.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/service_creds.sh

@@ -55,61 +55,59 @@ struct gr_maps *gr_cuda_maps(struct gr_cuda *c, uint32_t pid, int refresh)
 	return pm;
 }
 
-int gr_cuda_linkvec_add(struct linkvec *lv, struct bpf_link *l)
-{
-	if (lv->n == lv->cap) {
-		int cap = lv->cap ? lv->cap * 2 : 64;
-		void *p = realloc(lv->v, (size_t)cap * sizeof(*lv->v));
-		if (!p)
-			return -ENOMEM;
-		lv->v = p;
-		lv->cap = cap;
-	}
-	lv->v[lv->n++] = l;
-	return 0;
-}
-
-void gr_cuda_linkvec_free(struct linkvec *lv)
-{
-	for (int i = 0; i < lv->n; i++)
-		bpf_link__destroy(lv->v[i]);
-	free(lv->v);
-	*lv = (struct linkvec){ 0 };
-}
-
 static int is_rt_launch(int id)
 {
 	return gr_apis[id].shape == GR_SH_LAUNCH_RT ||
 	       gr_apis[id].shape == GR_SH_LAUNCH_RT_EX;
 }
 
-/* Attaches the entry and return programs for api id at off of path, for
- * one process (pid > 0) or all (-1), adding both links to lv.  Returns 0
- * or -errno; on failure nothing stays attached (a lone entry probe would
- * leave frames that never pop). */
-static int attach_api(struct gr_cuda *c, const char *path, int id,
-		      uint64_t off, int pid, struct linkvec *lv)
+/* Entry points of one file to attach as one set: file offsets and the
+ * cookies that name their APIs. */
+struct sites {
+	uint64_t *offs, *cookies;
+	int n, cap;
+};
+
+static int sites_add(struct sites *st, uint64_t off, int id)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = gr_api__cookie(id));
-	struct bpf_link *in = bpf_program__attach_uprobe_opts(
-		c->skel->progs.cuda_entry, pid, path, off, &uo);
-	uo.retprobe = true;
-	struct bpf_link *out = in ? bpf_program__attach_uprobe_opts(
-		c->skel->progs.cuda_return, pid, path, off, &uo) : NULL;
-	if (!in || !out) {
-		int err = -errno;
-		bpf_link__destroy(in);
-		return err ? err : -EINVAL;
+	if (st->n == st->cap) {
+		int cap = st->cap ? st->cap * 2 : 64;
+		uint64_t *o = realloc(st->offs, (size_t)cap * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		st->offs = o;
+		uint64_t *k = realloc(st->cookies, (size_t)cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		st->cookies = k;
+		st->cap = cap;
 	}
-	if (gr_cuda_linkvec_add(lv, in) || gr_cuda_linkvec_add(lv, out)) {
-		/* The vector keeps what it took: destroy only the rest. */
-		if (lv->n && lv->v[lv->n - 1] == in)
-			lv->n--;
-		bpf_link__destroy(in);
-		bpf_link__destroy(out);
-		return -ENOMEM;
-	}
+	st->offs[st->n] = off;
+	st->cookies[st->n++] = gr_api__cookie(id);
 	return 0;
+}
+
+static void sites_free(struct sites *st)
+{
+	free(st->offs);
+	free(st->cookies);
+}
+
+/* Attaches entry and return probes at st's sites of path for one process
+ * (pid > 0) or all (-1), into v.  Returns the probes attached; counts the
+ * sites that failed in *failed and their last error in *err. */
+static int attach_sites(struct gr_cuda *c, const char *path,
+			const struct sites *st, int pid, struct gr_ulinks *v,
+			int *failed, int *err)
+{
+	int e = 0;
+	int n = gr_ulinks__attach(v, &c->progs, path, st->offs, st->cookies,
+				  st->n, pid, &e);
+	if (n < st->n) {
+		*failed += st->n - n;
+		*err = e;
+	}
+	return 2 * n;
 }
 
 /* The first driver seen: from now on it records every launch, so the
@@ -125,9 +123,10 @@ static void driver_arrived(struct gr_cuda *c, const char *path)
 	       "points are attached only to processes older than gpurecd",
 	    path);
 	if (c->rt_links.n) {
-		c->st.probes -= (uint64_t)c->rt_links.n;
-		LOG(c, "cuda: detached %d runtime launch probes", c->rt_links.n);
-		gr_cuda_linkvec_free(&c->rt_links);
+		c->st.probes -= (uint64_t)c->rt_links.probes;
+		LOG(c, "cuda: detached %d runtime launch probes",
+		    c->rt_links.probes);
+		gr_ulinks__detach_later(&c->rt_links);
 	}
 }
 
@@ -153,26 +152,30 @@ static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
 	if (gr_elf__find(e, "cuLaunchKernel", &off, 1) > 0)
 		driver_arrived(c, shown);
 	int probes = 0, apis = 0, failed = 0, err = 0;
-	for (int id = 0; id < gr_napis; id++) {
+	struct sites all = { 0 }, rt = { 0 };
+	for (int id = 0; id < gr_napis && !err; id++) {
 		uint64_t offs[4];
 		int n = gr_elf__find(e, gr_apis[id].sym, offs, 4);
-		int rt = is_rt_launch(id);
-		for (int k = 0; k < n; k++) {
-			if (rt && s->nrt < (int)(sizeof(s->rt) / sizeof(s->rt[0])))
+		int is_rt = is_rt_launch(id);
+		for (int k = 0; k < n && !err; k++) {
+			if (is_rt && s->nrt < (int)(sizeof(s->rt) / sizeof(s->rt[0])))
 				s->rt[s->nrt++] = (struct rt_entry){ id, offs[k] };
-			if (rt && c->have_driver)
+			if (is_rt && c->have_driver)
 				continue; /* per pid only: rt_for_pid */
-			int r = attach_api(c, path, id, offs[k], -1,
-					   rt ? &c->rt_links : &c->links);
-			if (r) {
-				failed++;
-				err = r;
-				continue;
-			}
-			probes += 2;
+			err = sites_add(is_rt ? &rt : &all, offs[k], id);
 		}
 		apis += n > 0;
 	}
+	if (err) { /* no memory for the list: attach nothing */
+		failed = all.n + rt.n;
+	} else {
+		probes = attach_sites(c, path, &all, -1, &c->links, &failed,
+				      &err);
+		probes += attach_sites(c, path, &rt, -1, &c->rt_links,
+				       &failed, &err);
+	}
+	sites_free(&all);
+	sites_free(&rt);
 	gr_elf__close(e);
 	s->probes = probes;
 	if (probes || failed || s->nrt) {
@@ -225,7 +228,7 @@ static void proc_free(struct proc *p)
 {
 	if (!p)
 		return;
-	gr_cuda_linkvec_free(&p->links);
+	gr_ulinks__detach_later(&p->links);
 	free(p);
 }
 
@@ -280,15 +283,14 @@ static int rt_for_pid(struct gr_cuda *c, int pid, const struct gr_maps *pm)
 		p->files[p->nfiles++][1] = m->ino;
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
 			 "-%" PRIx64, pid, m->start, m->end);
-		int n = 0, err = 0;
-		for (int j = 0; j < s->nrt; j++) {
-			int r = attach_api(c, path, s->rt[j].api, s->rt[j].off,
-					   pid, &p->links);
-			if (r)
-				err = r;
-			else
-				n += 2;
-		}
+		struct sites st = { 0 };
+		int n = 0, err = 0, failed = 0;
+		for (int j = 0; j < s->nrt && !err; j++)
+			err = sites_add(&st, s->rt[j].off, s->rt[j].api);
+		if (!err)
+			n = attach_sites(c, path, &st, pid, &p->links, &failed,
+					 &err);
+		sites_free(&st);
 		if (err)
 			LOG(c, "cuda: pid %d: runtime launch probes on %s: %s",
 			    pid, s->path, strerror(-err));
@@ -378,9 +380,10 @@ static void forget_gone(struct gr_cuda *c)
 		gr_nccl__forget_pid(&c->nccl, (uint32_t)h->k1);
 		struct proc *pr = gr_keymap__get(&c->procs, h->k1, 0);
 		if (pr && pr->links.n) {
-			/* Its probes can fire no more: give them back. */
-			c->st.probes -= (uint64_t)pr->links.n;
-			gr_cuda_linkvec_free(&pr->links);
+			/* Its probes can fire no more: give them back,
+			 * without holding up the loop. */
+			c->st.probes -= (uint64_t)pr->links.probes;
+			gr_ulinks__detach_later(&pr->links);
 			pr->nfiles = 0;
 		}
 	}

@@ -57,8 +57,8 @@ struct {
 	__type(value, __u8[GR_STRUCT_BYTES]);
 } stacked SEC(".maps");
 
-SEC("uprobe")
-int cuda_entry(struct pt_regs *ctx)
+/* The entry of every hooked API. */
+static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, zk = 0;
@@ -146,8 +146,8 @@ static __always_inline void read_struct(__u8 *st, __u64 cookie,
 			 GR_STRUCT_BYTES - GR_STRUCT_NARROW);
 }
 
-SEC("uretprobe")
-int cuda_return(struct pt_regs *ctx)
+/* The return of every hooked API. */
+static __always_inline int on_return(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -226,6 +226,46 @@ int cuda_return(struct pt_regs *ctx)
 	}
 	bpf_ringbuf_submit(e, wake_flag());
 	return 0;
+}
+
+/* Each body as loaded for single uprobe links, for multi-uprobe links
+ * and for a uprobe session (recorder/ulink.c: the kernel ties a program
+ * to one kind; user space loads only what it will use). */
+SEC("uprobe")
+int cuda_entry(struct pt_regs *ctx)
+{
+	return on_entry(ctx);
+}
+
+SEC("uretprobe")
+int cuda_return(struct pt_regs *ctx)
+{
+	return on_return(ctx);
+}
+
+SEC("uprobe")
+int cuda_entry_multi(struct pt_regs *ctx)
+{
+	return on_entry(ctx);
+}
+
+SEC("uretprobe")
+int cuda_return_multi(struct pt_regs *ctx)
+{
+	return on_return(ctx);
+}
+
+/* Linux 6.13: a session runs one program at entry and at return, so a
+ * file's probes are one link.  Weak: a kernel without it loads the rest. */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+SEC("uprobe")
+int cuda_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return())
+		return on_return(ctx);
+	on_entry(ctx);
+	return 0; /* 0: run at the return too */
 }
 
 /* Every exec on the host: user space looks for CUDA in the new image. */

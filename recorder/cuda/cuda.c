@@ -30,8 +30,10 @@
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda.skel.h"
@@ -142,6 +144,19 @@ struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
 	 * buffer is full; then the reader is woken at once. */
 	c->skel->rodata->wake_bytes =
 		bpf_map__max_entries(c->skel->maps.events) / 4;
+	c->progs = (struct gr_uprobe_progs){
+		c->skel->progs.cuda_entry, c->skel->progs.cuda_return,
+		c->skel->progs.cuda_entry_multi, c->skel->progs.cuda_return_multi,
+		c->skel->progs.cuda_session };
+	static const char *const how[] = {
+		[GR_ULINK_SINGLE] = "one uprobe link per probe (no multi-uprobe "
+				    "links in this kernel: stopping takes "
+				    "about 0.1 s per probe)",
+		[GR_ULINK_MULTI] = "one multi-uprobe link per file and "
+				   "direction",
+		[GR_ULINK_SESSION] = "one uprobe-session link per file",
+	};
+	LOG(c, "cuda: probes attach as %s", how[gr_ulink__prepare(&c->progs)]);
 	if ((err = cuda_bpf__load(c->skel))) {
 		LOG(c, "cuda: the kernel refused the BPF programs: %s",
 		    strerror(-err));
@@ -152,10 +167,8 @@ struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
 		LOG(c, "cuda: cannot attach raw_tp/sched_process_exec (%s): "
 		       "processes started later are found by rescans only",
 		    strerror(errno));
-	else if ((err = gr_cuda_linkvec_add(&c->links, l))) {
-		bpf_link__destroy(l);
+	else if ((err = gr_ulinks__add(&c->links, l, 0)))
 		goto fail;
-	}
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record,
 				 c, NULL);
 	if (!c->rb) {
@@ -170,12 +183,54 @@ fail:
 	return NULL;
 }
 
+/* Every probe at once (recorder/ulink.c: the kernel's waits overlap),
+ * and any detach still running in the background. */
+static void detach_all(struct gr_cuda *c)
+{
+	int nsets = 2, nl = c->links.n + c->rt_links.n;
+	uint64_t probes = (uint64_t)(c->links.probes + c->rt_links.probes);
+	for (size_t i = 0; i < c->procs.cap; i++)
+		if (c->procs.e[i].v)
+			nsets++;
+	struct gr_ulinks **sets = calloc((size_t)nsets, sizeof(*sets));
+	nsets = 0;
+	if (sets) {
+		sets[nsets++] = &c->links;
+		sets[nsets++] = &c->rt_links;
+	}
+	for (size_t i = 0; sets && i < c->procs.cap; i++) {
+		struct proc *p = c->procs.e[i].v;
+		if (p) {
+			nl += p->links.n;
+			probes += (uint64_t)p->links.probes;
+			sets[nsets++] = &p->links;
+		}
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (nl > 1)
+		LOG(c, "cuda: detaching %d links (%" PRIu64 " probes)", nl,
+		    probes);
+	if (sets)
+		gr_ulinks__detach(sets, nsets);
+	else { /* no memory: each set on its own */
+		struct gr_ulinks *one[2] = { &c->links, &c->rt_links };
+		gr_ulinks__detach(one, 2);
+	}
+	free(sets);
+	gr_ulinks__wait();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (nl > 1)
+		LOG(c, "cuda: detached in %.2f s",
+		    (double)(t1.tv_sec - t0.tv_sec) +
+			    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
 void gr_cuda__close(struct gr_cuda *c)
 {
 	if (!c)
 		return;
-	gr_cuda_linkvec_free(&c->links);
-	gr_cuda_linkvec_free(&c->rt_links);
+	detach_all(c);
 	gr_cuda_procs_free(c);
 	ring_buffer__free(c->rb);
 	cuda_bpf__destroy(c->skel);

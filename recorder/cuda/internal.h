@@ -14,6 +14,7 @@
 #include "recorder/cuda/family.h"
 #include "recorder/cuda/nccl.h"
 #include "recorder/keymap.h"
+#include "recorder/ulink.h"
 #include "recorder/sym/elfcache.h"
 #include "recorder/sym/procmaps.h"
 
@@ -32,12 +33,6 @@ struct seen {
 	} rt[8];
 };
 
-/* A growable array of links. */
-struct linkvec {
-	struct bpf_link **v;
-	int n, cap;
-};
-
 /* What gpurecd knows of a process beyond its mappings: whether it started
  * before the driver layer was attached, and the runtime launch probes
  * attached for it alone (cuda.c, "Which layer records a launch"). */
@@ -45,7 +40,7 @@ struct proc {
 	uint64_t start_ticks;     /* /proc/PID/stat starttime: pid reuse */
 	int old;                  /* started before the first full scan */
 	int unnamed;              /* made a driver launch gpurecd cannot name */
-	struct linkvec links;     /* pid-filtered runtime launch probes */
+	struct gr_ulinks links;   /* pid-filtered runtime launch probes */
 	uint64_t files[8][2];     /* (dev, ino) those probes sit on */
 	int nfiles;
 };
@@ -59,8 +54,9 @@ struct gr_cuda {
 	struct gr_cuda_opts o;
 	struct cuda_bpf *skel;
 	struct ring_buffer *rb;
-	struct linkvec links;     /* every global probe */
-	struct linkvec rt_links;  /* global runtime launch probes: only while
+	struct gr_uprobe_progs progs; /* what every probe runs */
+	struct gr_ulinks links;   /* every global probe */
+	struct gr_ulinks rt_links; /* global runtime launch probes: only while
 	                           * no driver is attached */
 	int have_driver;          /* a libcuda is attached */
 	uint64_t old_before_ns;   /* processes started before this (boot
@@ -87,8 +83,6 @@ struct gr_cuda {
 #define LOG(c, ...) (c)->o.log(__VA_ARGS__)
 
 /* attach.c */
-int gr_cuda_linkvec_add(struct linkvec *lv, struct bpf_link *l);
-void gr_cuda_linkvec_free(struct linkvec *lv);
 void gr_cuda_procs_free(struct gr_cuda *c);
 void gr_cuda_seen_free(struct gr_cuda *c);
 /* pid's mappings, read again if refresh (or never read); NULL if they
