@@ -652,12 +652,17 @@ static int cmd_verify(struct opts *o)
 			die_user("bad --verification-key: %s",
 				 err ? err : "malformed");
 	}
+	int nsegs = 0;
 	for (int d = 0; d < o->ndata; d++) {
 		struct gr_catalog cat;
 		char *err = NULL;
 		if (gr_catalog__open(&cat, &o->data[d], 1, &err))
 			die_user("%s", err);
-		int empty = cat.nsegs == 0 && cat.manifests[0].n == 0;
+		/* A recorder stopped before its first event leaves a manifest
+		 * (its start and stop lines) and no segment: still a chain
+		 * to check. */
+		int empty = cat.nsegs == 0 && cat.manifests[0].nl == 0;
+		nsegs += cat.nsegs;
 		gr_catalog__free(&cat);
 		if (empty)
 			die_user("no recording in %s (no segment files)",
@@ -692,7 +697,9 @@ static int cmd_verify(struct opts *o)
 				     "found", r.problems,
 				     r.problems == 1 ? "" : "s");
 	if (!v.json)
-		printf("verify: all segments intact\n");
+		printf(nsegs ? "verify: all segments intact\n" :
+			       "verify: no segment recorded; the manifest is "
+			       "intact\n");
 	return 0;
 }
 

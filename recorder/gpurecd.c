@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <glob.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -457,6 +458,25 @@ static void on_signal(uv_signal_t *s, int signum)
 	stop(signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
+/* A SIGINT or SIGTERM that came before libuv's handlers were installed
+ * (opening the store, loading and attaching the families). */
+static volatile sig_atomic_t early_signal;
+
+static void on_early_signal(int signum)
+{
+	early_signal = signum;
+}
+
+/* From the first line of main on, a stop signal is kept, never acted on
+ * by the default action (which would leave the segment unsealed). */
+static void catch_early_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_early_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static void on_stop_timer(uv_timer_t *t)
 {
 	(void)t;
@@ -723,6 +743,7 @@ int main(int argc, char **argv)
 	int rc = options(argc, argv);
 	if (rc >= 0)
 		return rc;
+	catch_early_signals();
 	libbpf_set_print(libbpf_log);
 	d.started_ns = clock_ns(CLOCK_REALTIME);
 	d.clock_offset_ns = d.started_ns - clock_ns(CLOCK_BOOTTIME);
@@ -730,7 +751,10 @@ int main(int argc, char **argv)
 		return rc;
 	d.loop = uv_default_loop();
 	open_families();
-	start_timers();
-	sandbox_and_run();
+	start_timers(); /* libuv's signal handlers replace the early ones */
+	if (early_signal)
+		stop(early_signal == SIGINT ? "SIGINT" : "SIGTERM");
+	else
+		sandbox_and_run();
 	return finish();
 }

@@ -187,6 +187,13 @@ mkdir "$T/empty"
 user_error "empty data dir" "no recording in $T/empty" --data "$T/empty" sql "SELECT 1"
 user_error "schema of unknown table" "no table 'nope'" schema nope
 user_error "verify with no recording" "no recording in $T/empty" --data "$T/empty" verify
+# A recorder stopped before its first event: start and stop lines, no
+# segment; verify checks that chain and passes.
+"$SYNTH" --data "$T/noevents" --events 0 >/dev/null 2>&1
+"$GPUREC" --data "$T/noevents" verify >"$T/noevents.out" 2>&1
+eq "verify: a recording of no event (start and stop lines only)" \
+	"$?: $(tail -1 "$T/noevents.out")" \
+	"0: verify: no segment recorded; the manifest is intact"
 user_error "option without its value" "option --data needs a value" sql "SELECT 1" --data
 [ ! -e "$T/x.db" ] && ok "ATTACH created no file" || bad "ATTACH" "file created"
 
