@@ -300,20 +300,42 @@ static int parse_line(const char *line, struct gr_fss *f, char **err)
 	return 0;
 }
 
-/* gr_fss__load and gr_fss__load_readonly: rw asks for a descriptor that
- * evolve can write through, falling back to read-only where that is all
- * the file or its medium allows. */
-static int fss_load(int dirfd, int rw, struct gr_fss **out, char **err)
+/* Checks the descriptor opened on the key file: the regular file looked
+ * at before (pre), with one link and a key line's size.  Returns 0 or
+ * -errno with *err set. */
+static int fss_check_fd(int fd, const struct stat *pre, char **err)
 {
-	char line[LINE_LEN + 2];
-	struct stat pre, st;
-	struct gr_fss *f;
-	ssize_t r;
-	int fd, rc, writable = 1;
+	struct stat st;
+	int rc = 0;
 
-	*out = NULL;
-	if (err)
-		*err = NULL;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		set_err(err, GR_FSS_FILE ": %s", strerror(-rc));
+	} else if (!S_ISREG(st.st_mode) || st.st_ino != pre->st_ino ||
+		   st.st_dev != pre->st_dev) {
+		rc = -EINVAL;
+		set_err(err, GR_FSS_FILE ": not a regular file; refused");
+	} else if (st.st_nlink != 1) {
+		rc = -EMLINK;
+		set_err(err, GR_FSS_FILE ": has %ju links (a hard link?); "
+			"refused", (uintmax_t)st.st_nlink);
+	} else if (st.st_size != (off_t)LINE_LEN) {
+		rc = -EINVAL;
+		set_err(err, GR_FSS_FILE ": malformed (%jd bytes, not %zu)",
+			(intmax_t)st.st_size, (size_t)LINE_LEN);
+	}
+	return rc;
+}
+
+/* Opens the key file in dirfd, never through a link nor on anything but a
+ * regular file; rw asks for write access, falling back to read-only
+ * (*writable 0).  Returns the checked descriptor or -errno with *err set. */
+static int fss_open(int dirfd, int rw, int *writable, char **err)
+{
+	struct stat pre;
+	int fd, rc;
+
+	*writable = 1;
 	/* Looked at before opening: opening a device or FIFO planted under
 	 * the name could block or act; the fstat below is what counts. */
 	if (fstatat(dirfd, GR_FSS_FILE, &pre, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -338,7 +360,7 @@ static int fss_load(int dirfd, int rw, struct gr_fss **out, char **err)
 	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
 		/* A read-only copy, or a reader without write access:
 		 * loadable, not evolvable. */
-		writable = 0;
+		*writable = 0;
 		fd = openat(dirfd, GR_FSS_FILE, O_RDONLY | O_NOFOLLOW |
 			    O_NONBLOCK | O_CLOEXEC);
 	}
@@ -348,27 +370,28 @@ static int fss_load(int dirfd, int rw, struct gr_fss **out, char **err)
 			rc == -ELOOP ? " (a symbolic link; refused)" : "");
 		return rc;
 	}
-	rc = 0;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		set_err(err, GR_FSS_FILE ": %s", strerror(-rc));
-	} else if (!S_ISREG(st.st_mode) || st.st_ino != pre.st_ino ||
-		   st.st_dev != pre.st_dev) {
-		rc = -EINVAL;
-		set_err(err, GR_FSS_FILE ": not a regular file; refused");
-	} else if (st.st_nlink != 1) {
-		rc = -EMLINK;
-		set_err(err, GR_FSS_FILE ": has %ju links (a hard link?); "
-			"refused", (uintmax_t)st.st_nlink);
-	} else if (st.st_size != (off_t)LINE_LEN) {
-		rc = -EINVAL;
-		set_err(err, GR_FSS_FILE ": malformed (%jd bytes, not %zu)",
-			(intmax_t)st.st_size, (size_t)LINE_LEN);
-	}
-	if (rc) {
+	if ((rc = fss_check_fd(fd, &pre, err))) {
 		close(fd);
 		return rc;
 	}
+	return fd;
+}
+
+/* gr_fss__load and gr_fss__load_readonly: rw asks for a descriptor that
+ * evolve can write through, falling back to read-only where that is all
+ * the file or its medium allows. */
+static int fss_load(int dirfd, int rw, struct gr_fss **out, char **err)
+{
+	char line[LINE_LEN + 2];
+	struct gr_fss *f;
+	ssize_t r;
+	int fd, rc, writable;
+
+	*out = NULL;
+	if (err)
+		*err = NULL;
+	if ((fd = fss_open(dirfd, rw, &writable, err)) < 0)
+		return fd;
 	do
 		r = pread(fd, line, LINE_LEN + 1, 0);
 	while (r < 0 && errno == EINTR);

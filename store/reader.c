@@ -211,13 +211,59 @@ static int64_t meta_int(sqlite3 *db, const char *key, int *rc)
 	return v;
 }
 
+/* The SQLite URI that opens path read-only (immutable: without locking),
+ * what a URI would misread in a path escaped.  Returns it (sqlite3_free)
+ * or NULL for want of memory. */
+static char *seg_uri(const char *path, int immutable)
+{
+	size_t n = strlen(path);
+	char *e = malloc(n * 3 + 32), *q = e, *uri;
+
+	if (!e)
+		return NULL;
+	q += sprintf(q, "file:");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)path[i];
+		if (c == '%' || c == '?' || c == '#' || c < 0x21)
+			q += sprintf(q, "%%%02X", c);
+		else
+			*q++ = (char)c;
+	}
+	sprintf(q, "?%s", immutable ? "immutable=1" : "mode=ro");
+	uri = sqlite3_mprintf("%s", e);
+	free(e);
+	return uri;
+}
+
+/* Reads the segment's metadata from db into s->info.  Returns SQLITE_OK
+ * or not (the codes of the reads that failed, ORed). */
+static int seg_meta(struct gr_segment *s, sqlite3 *db)
+{
+	int rc, r2;
+
+	s->info.schema_version = (int)meta_int(db, "schema_version", &rc);
+	s->info.sealed = (int)meta_int(db, "sealed", &r2);
+	rc |= r2;
+	s->info.start_ts = meta_int(db, "start_ts", &r2);
+	rc |= r2;
+	s->info.end_ts = meta_int(db, "end_ts", &r2);
+	rc |= r2;
+	s->info.events = meta_int(db, "events", &r2);
+	rc |= r2;
+	rc |= meta_text(db, "host", &s->info.host);
+	rc |= meta_text(db, "prev_sha256", &s->info.prev_sha256);
+	s->info.seq = meta_int(db, "seq", &r2);
+	rc |= r2;
+	return rc;
+}
+
 int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 		     char **err)
 {
 	struct gr_segment *s = calloc(1, sizeof(*s));
 	char *uri = NULL, *fmt = NULL;
 	sqlite3 *db = NULL;
-	int rc, r2;
+	int rc;
 
 	*out = NULL;
 	*err = NULL;
@@ -232,26 +278,8 @@ int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 		s->walview = 1;
 		goto opened;
 	}
-	/* Escape what a URI would misread in a path. */
-	{
-		size_t n = strlen(path);
-		char *e = malloc(n * 3 + 32), *q = e;
-		if (!e)
-			goto nomem;
-		q += sprintf(q, "file:");
-		for (size_t i = 0; i < n; i++) {
-			unsigned char c = (unsigned char)path[i];
-			if (c == '%' || c == '?' || c == '#' || c < 0x21)
-				q += sprintf(q, "%%%02X", c);
-			else
-				*q++ = (char)c;
-		}
-		sprintf(q, "?%s", immutable ? "immutable=1" : "mode=ro");
-		uri = sqlite3_mprintf("%s", e);
-		free(e);
-		if (!uri)
-			goto nomem;
-	}
+	if (!(uri = seg_uri(path, immutable)))
+		goto nomem;
 	rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
 				       SQLITE_OPEN_NOMUTEX |
 				       SQLITE_OPEN_NOFOLLOW, NULL);
@@ -270,19 +298,7 @@ opened:
 					     "not a gpurec segment");
 		goto fail;
 	}
-	s->info.schema_version = (int)meta_int(db, "schema_version", &rc);
-	s->info.sealed = (int)meta_int(db, "sealed", &r2);
-	rc |= r2;
-	s->info.start_ts = meta_int(db, "start_ts", &r2);
-	rc |= r2;
-	s->info.end_ts = meta_int(db, "end_ts", &r2);
-	rc |= r2;
-	s->info.events = meta_int(db, "events", &r2);
-	rc |= r2;
-	rc |= meta_text(db, "host", &s->info.host);
-	rc |= meta_text(db, "prev_sha256", &s->info.prev_sha256);
-	s->info.seq = meta_int(db, "seq", &r2);
-	rc |= r2;
+	rc = seg_meta(s, db);
 	if (rc != SQLITE_OK || !s->info.host) {
 		*err = fmt_err("%s", rc != SQLITE_OK ? sqlite3_errmsg(db) :
 					     "metadata lacks host");

@@ -266,6 +266,105 @@ static int listed(char **names, int n, const char *name)
 	return 0;
 }
 
+/* Line i's place in the lh chain (format 2 lines only, once one is
+ * seen: *v2_seen). */
+static void check_line_lh(struct vctx *v, const struct gr_manifest *m, int i,
+			  int *v2_seen)
+{
+	const struct gr_manifest_line *l = &m->l[i];
+	const char *want = i ? m->l[i - 1].sha : "-";
+
+	if (l->v2) {
+		*v2_seen = 1;
+		if (strcmp(l->lh, want) != 0)
+			problem(v, GR_MANIFEST, "line %d: line chain "
+				"broken: lh=%.16s…, the line before "
+				"hashes to %.16s…", l->lineno, l->lh,
+				want);
+	} else if (*v2_seen && l->kind != GR_ML_BAD) {
+		problem(v, GR_MANIFEST, "line %d: a line without lh= "
+			"after format-2 lines", l->lineno);
+	}
+}
+
+/* Seal line l, the nseal-th: its prev against the hash sealed before it
+ * (prev) and its seq. */
+static void check_seal_line(struct vctx *v, const struct gr_manifest *m,
+			    const struct gr_manifest_line *l, int nseal,
+			    const char *prev)
+{
+	const struct gr_manifest_entry *e = &m->e[l->entry];
+
+	if (strcmp(e->prev, prev) != 0)
+		problem(v, e->name, "hash chain broken: manifest "
+			"says prev=%.16s…, the segment sealed "
+			"before it has %.16s…", e->prev, prev);
+	if (e->seq > 0 && e->seq != nseal)
+		problem(v, e->name, "out of order: seal line "
+			"%d has seq=%" PRId64 ", expected %d",
+			l->lineno, e->seq, nseal);
+	if (e->seq < 0 && l->entry &&
+	    m->e[l->entry - 1].seq < 0 &&
+	    strcmp(m->e[l->entry - 1].name, e->name) >= 0)
+		/* Format 1: names were the only order. */
+		problem(v, e->name, "out of order: sealed after "
+			"%s", m->e[l->entry - 1].name);
+}
+
+/* Stop line l, after nseal seal lines: the seq it stopped at is the last
+ * seal's. */
+static void check_stop_line(struct vctx *v, const struct gr_manifest *m,
+			    const struct gr_manifest_line *l, int nseal)
+{
+	int64_t last = nseal ? m->e[nseal - 1].seq : 0;
+
+	if (nseal && last < 0)
+		last = nseal;
+	if (l->seq != last)
+		problem(v, GR_MANIFEST, "line %d: tail missing: "
+			"the writer stopped after seal seq %"
+			PRId64 ", the manifest's last seal is "
+			"seq %" PRId64, l->lineno, l->seq,
+			last);
+}
+
+/* Delete line l: it deletes a segment sealed before it and still present
+ * (present[*head..np), entries; -1 once deleted), the oldest first. */
+static void check_delete_line(struct vctx *v, const struct gr_manifest *m,
+			      const struct gr_manifest_line *l, int *present,
+			      int np, int *head)
+{
+	const struct gr_manifest_entry *de = gr_manifest__find(m, l->name);
+
+	if (l->seq > 0 && de && de->seq > 0 &&
+	    de->seq != l->seq)
+		problem(v, l->name, "MANIFEST line %d deletes "
+			"seq %" PRId64 ", the segment was "
+			"sealed as seq %" PRId64, l->lineno,
+			l->seq, de->seq);
+	int found = -1;
+	for (int k = *head; k < np; k++)
+		if (present[k] >= 0 &&
+		    strcmp(m->e[present[k]].name, l->name) == 0)
+			found = k;
+	while (*head < np && present[*head] < 0)
+		(*head)++;
+	if (found < 0) {
+		problem(v, l->name, "MANIFEST line %d deletes a "
+			"segment not sealed before it, or "
+			"deleted already", l->lineno);
+		return;
+	}
+	if (found != *head)
+		problem(v, l->name, "deleted out of "
+			"order: retention deletes the "
+			"oldest first (%s)",
+			m->e[present[*head]].name);
+	present[found] = -1;
+	if (!gone(v->dir, l->name) && v->live)
+		sleep_ms(200); /* an unlink to come */
+}
+
 /* The manifest's own lines: the lh chain, seal seqs and prev chain,
  * deletions (oldest present first), and with a key the sealing tags. */
 static void check_lines(struct vctx *v, const struct gr_manifest *m,
@@ -283,83 +382,21 @@ static void check_lines(struct vctx *v, const struct gr_manifest *m,
 			m->bad_lines, m->first_bad_line);
 	for (int i = 0; i < m->nl; i++) {
 		const struct gr_manifest_line *l = &m->l[i];
-		const char *want = i ? m->l[i - 1].sha : "-";
-		if (l->v2) {
-			v2_seen = 1;
-			if (strcmp(l->lh, want) != 0)
-				problem(v, GR_MANIFEST, "line %d: line chain "
-					"broken: lh=%.16s…, the line before "
-					"hashes to %.16s…", l->lineno, l->lh,
-					want);
-		} else if (v2_seen && l->kind != GR_ML_BAD) {
-			problem(v, GR_MANIFEST, "line %d: a line without lh= "
-				"after format-2 lines", l->lineno);
-		}
+		check_line_lh(v, m, i, &v2_seen);
 		if (l->epoch >= 0 && first_tagged < 0)
 			first_tagged = i;
 		if (first_tagged >= 0 && l->epoch < 0 && l->kind != GR_ML_BAD)
 			problem(v, GR_MANIFEST, "line %d: not sealed, after "
 				"sealed lines", l->lineno);
 		if (l->kind == GR_ML_SEAL) {
-			const struct gr_manifest_entry *e = &m->e[l->entry];
-			nseal++;
-			if (strcmp(e->prev, prev) != 0)
-				problem(v, e->name, "hash chain broken: manifest "
-					"says prev=%.16s…, the segment sealed "
-					"before it has %.16s…", e->prev, prev);
-			if (e->seq > 0 && e->seq != nseal)
-				problem(v, e->name, "out of order: seal line "
-					"%d has seq=%" PRId64 ", expected %d",
-					l->lineno, e->seq, nseal);
-			if (e->seq < 0 && l->entry &&
-			    m->e[l->entry - 1].seq < 0 &&
-			    strcmp(m->e[l->entry - 1].name, e->name) >= 0)
-				/* Format 1: names were the only order. */
-				problem(v, e->name, "out of order: sealed after "
-					"%s", m->e[l->entry - 1].name);
-			prev = e->sha256;
+			check_seal_line(v, m, l, ++nseal, prev);
+			prev = m->e[l->entry].sha256;
 			if (present)
 				present[np++] = l->entry;
 		} else if (l->kind == GR_ML_STOP && l->seq >= 0) {
-			int64_t last = nseal ? m->e[nseal - 1].seq : 0;
-			if (nseal && last < 0)
-				last = nseal;
-			if (l->seq != last)
-				problem(v, GR_MANIFEST, "line %d: tail missing: "
-					"the writer stopped after seal seq %"
-					PRId64 ", the manifest's last seal is "
-					"seq %" PRId64, l->lineno, l->seq,
-					last);
+			check_stop_line(v, m, l, nseal);
 		} else if (l->kind == GR_ML_DELETE && present) {
-			const struct gr_manifest_entry *de =
-				gr_manifest__find(m, l->name);
-			if (l->seq > 0 && de && de->seq > 0 &&
-			    de->seq != l->seq)
-				problem(v, l->name, "MANIFEST line %d deletes "
-					"seq %" PRId64 ", the segment was "
-					"sealed as seq %" PRId64, l->lineno,
-					l->seq, de->seq);
-			int found = -1;
-			for (int k = head; k < np; k++)
-				if (present[k] >= 0 &&
-				    strcmp(m->e[present[k]].name, l->name) == 0)
-					found = k;
-			while (head < np && present[head] < 0)
-				head++;
-			if (found < 0) {
-				problem(v, l->name, "MANIFEST line %d deletes a "
-					"segment not sealed before it, or "
-					"deleted already", l->lineno);
-			} else {
-				if (found != head)
-					problem(v, l->name, "deleted out of "
-						"order: retention deletes the "
-						"oldest first (%s)",
-						m->e[present[head]].name);
-				present[found] = -1;
-				if (!gone(v->dir, l->name) && v->live)
-					sleep_ms(200); /* an unlink to come */
-			}
+			check_delete_line(v, m, l, present, np, &head);
 		}
 	}
 	free(present);

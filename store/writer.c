@@ -543,14 +543,11 @@ static int segment_sql_open(struct gr_writer *w, const char *name,
 
 static int segment_build(struct gr_writer *w, int64_t real);
 
-/* Makes the next segment: built and committed under a temporary name,
- * fsynced, then renamed into place (and the directory fsynced), so a file
- * with a segment's name is always a valid segment, whatever the crash or
- * the lack of space.  Then reopened in WAL mode for the writes. */
-static int segment_create(struct gr_writer *w)
+/* Names the next segment (w->seg_name, w->seg_path) and creates its empty
+ * temporary file, whose name goes in tmp.  Returns 0 or -errno. */
+static int segment_tmp_create(struct gr_writer *w, int64_t real, char *tmp,
+			      size_t tmpsz)
 {
-	int64_t real = real_ns(w);
-	char tmp[128];
 	int fd = -1, err;
 
 	/* Names sort by creation time; O_EXCL settles a same-ns clash. */
@@ -565,7 +562,7 @@ static int segment_create(struct gr_writer *w)
 				return -EEXIST;
 			continue;
 		}
-		segment_tmp_name(tmp, sizeof(tmp), w->seg_name);
+		segment_tmp_name(tmp, tmpsz, w->seg_name);
 		unlinkat(w->dirfd, tmp, 0);
 		fd = dir_create(w, tmp, O_WRONLY, 0640);
 		if (fd >= 0 || fd != -EEXIST || tries > 1000)
@@ -580,6 +577,17 @@ static int segment_create(struct gr_writer *w)
 		return fd;
 	}
 	close(fd);
+	return 0;
+}
+
+/* Builds the new segment in tmp, fsyncs it and renames it into place as
+ * w->seg_name (then fsyncs the directory).  Returns 0, or -errno with tmp
+ * and its side files removed. */
+static int segment_tmp_place(struct gr_writer *w, const char *tmp,
+			     int64_t real)
+{
+	int fd, err;
+
 	if ((err = segment_sql_open(w, tmp, &w->db)) ||
 	    (err = segment_build(w, real))) {
 		wlog(w, "cannot make segment %s: %s", w->seg_path,
@@ -601,6 +609,22 @@ static int segment_create(struct gr_writer *w)
 	close(fd);
 	if (fsync(w->dirfd) < 0 && errno != EINVAL)
 		wlog(w, "%s: fsync: %s", w->dir, strerror(errno));
+	return 0;
+undo_tmp:
+	sqlite3_close(w->db);
+	w->db = NULL;
+	unlinkat(w->dirfd, tmp, 0);
+	segment_unlink_sides(w, tmp);
+	w->seg_path[0] = 0;
+	return err;
+}
+
+/* Opens the segment just put in place for writing: WAL mode and the
+ * writer's statements.  Returns 0, or -errno with it removed. */
+static int segment_open_wal(struct gr_writer *w)
+{
+	int err;
+
 	if ((err = segment_sql_open(w, w->seg_name, &w->db)) ||
 	    (err = exec_sql(w, "PRAGMA journal_mode=WAL")) ||
 	    (err = exec_sql(w, "PRAGMA synchronous=FULL")))
@@ -618,13 +642,6 @@ static int segment_create(struct gr_writer *w)
 		err = sql_err(w->db);
 		goto undo;
 	}
-	w->seg_opened_mono = now_ns(CLOCK_MONOTONIC);
-	w->seg_ts_min = INT64_MAX;
-	w->seg_ts_max = INT64_MIN;
-	w->seg_events = 0;
-	gr_sum__reset(w->sum);
-	if (w->seg_has)
-		memset(w->seg_has, 0, w->strs_cap);
 	return 0;
 undo:
 	/* In place but not usable for writing: it holds no event, and an
@@ -638,13 +655,30 @@ undo:
 	segment_unlink_sides(w, w->seg_name);
 	w->seg_path[0] = 0;
 	return err;
-undo_tmp:
-	sqlite3_close(w->db);
-	w->db = NULL;
-	unlinkat(w->dirfd, tmp, 0);
-	segment_unlink_sides(w, tmp);
-	w->seg_path[0] = 0;
-	return err;
+}
+
+/* Makes the next segment: built and committed under a temporary name,
+ * fsynced, then renamed into place (and the directory fsynced), so a file
+ * with a segment's name is always a valid segment, whatever the crash or
+ * the lack of space.  Then reopened in WAL mode for the writes. */
+static int segment_create(struct gr_writer *w)
+{
+	int64_t real = real_ns(w);
+	char tmp[128];
+	int err;
+
+	if ((err = segment_tmp_create(w, real, tmp, sizeof(tmp))) ||
+	    (err = segment_tmp_place(w, tmp, real)) ||
+	    (err = segment_open_wal(w)))
+		return err;
+	w->seg_opened_mono = now_ns(CLOCK_MONOTONIC);
+	w->seg_ts_min = INT64_MAX;
+	w->seg_ts_max = INT64_MIN;
+	w->seg_events = 0;
+	gr_sum__reset(w->sum);
+	if (w->seg_has)
+		memset(w->seg_has, 0, w->strs_cap);
+	return 0;
 }
 
 /* Writes a new segment's tables and metadata in w->db, committed. */
@@ -770,8 +804,6 @@ static int sha256_fd(int fd, uint8_t out[32])
 	return 0;
 }
 
-/* Seals the segment open in w->db (which may be a crashed one being
- * recovered, in which case events/ts come from its metadata). */
 static int sum_store(void *ctx, const struct gr_sum_ent *e);
 static void sum_reload(struct gr_writer *w);
 
@@ -811,19 +843,13 @@ static int seal_line(struct gr_writer *w, const char *hex, uint64_t bytes)
 	return err;
 }
 
-static int segment_seal(struct gr_writer *w)
+/* Marks the segment sealed in its metadata, with its whole-segment
+ * summary rows, in one transaction.  Returns 0, or -errno with all of it
+ * rolled back (and the busy timeout cleared). */
+static int seal_marks(struct gr_writer *w)
 {
-	int err = 0;
-	char hex[65];
-	uint8_t sha[32];
+	int err;
 
-	if (w->seg_ts_min > w->seg_ts_max)
-		w->seg_ts_min = w->seg_ts_max = 0;
-	/* Folding the WAL back needs every reader (a running gpurec) to
-	 * let go: wait a little, and if one holds on, undo the seal marks
-	 * and keep writing this segment; the next rotation retries.  A
-	 * segment is never half sealed, and the chain never forks. */
-	sqlite3_busy_timeout(w->db, 3000);
 	if ((err = exec_sql(w, "BEGIN")) ||
 	    (err = meta_set(w, "sealed", NULL, 1, 1)) ||
 	    (err = meta_set(w, "start_ts", NULL, w->seg_ts_min, 1)) ||
@@ -840,7 +866,16 @@ static int segment_seal(struct gr_writer *w)
 		sqlite3_busy_timeout(w->db, 0);
 		return err;
 	}
-	int folded;
+	return 0;
+}
+
+/* Folds the WAL back into the segment (journal_mode=DELETE), making room
+ * on a full disk.  Returns 0, or -errno (-EBUSY: a reader holds it) with
+ * the seal mark undone, to write on and retry at the next rotation. */
+static int seal_fold(struct gr_writer *w)
+{
+	int folded, err;
+
 	for (;;) {
 		/* Folding writes the WAL's pages into the file: on a full
 		 * disk, make room and try again. */
@@ -858,30 +893,30 @@ static int segment_seal(struct gr_writer *w)
 		if (folded || !is_full(err) || !retention_make_room(w))
 			break;
 	}
-	if (!folded) {
-		meta_set(w, "sealed", NULL, 0, 1);
-		sqlite3_busy_timeout(w->db, 0);
-		if (err == -EBUSY)
-			wlog(w, "cannot seal %s now: a reader holds it; "
-			     "writing on and retrying at the next rotation",
-			     w->seg_path);
-		else
-			wlog(w, "cannot seal %s now: %s; writing on and "
-			     "retrying at the next rotation", w->seg_path,
-			     strerror(-err));
-		return err;
-	}
-	err = 0;
-	finalize_stmts(w);
-	if (sqlite3_close(w->db) != SQLITE_OK) {
-		wlog(w, "%s: close: %s", w->seg_path, sqlite3_errmsg(w->db));
-		err = -EIO;
-	}
-	w->db = NULL;
-	if (err) {
-		wlog(w, "cannot seal %s; it stays unsealed", w->seg_path);
-		return err;
-	}
+	if (folded)
+		return 0;
+	meta_set(w, "sealed", NULL, 0, 1);
+	sqlite3_busy_timeout(w->db, 0);
+	if (err == -EBUSY)
+		wlog(w, "cannot seal %s now: a reader holds it; "
+		     "writing on and retrying at the next rotation",
+		     w->seg_path);
+	else
+		wlog(w, "cannot seal %s now: %s; writing on and "
+		     "retrying at the next rotation", w->seg_path,
+		     strerror(-err));
+	return err;
+}
+
+/* Seals the closed segment's file: fsynced, made read-only, hashed, its
+ * seal line appended to the MANIFEST, made immutable (best effort), and
+ * listed for retention.  Returns 0 or -errno. */
+static int seal_file(struct gr_writer *w)
+{
+	int err = 0;
+	char hex[65];
+	uint8_t sha[32];
+
 	/* fsync, chmod, hash and the immutable flag all go through one fd,
 	 * opened without following a link and checked. */
 	int fd = dir_open(w, w->seg_name, O_RDONLY);
@@ -914,6 +949,34 @@ static int segment_seal(struct gr_writer *w)
 	wlog(w, "sealed %s: %" PRIu64 " events, %" PRIu64 " bytes, sha256 %s",
 	     w->seg_name, w->seg_events, bytes, hex);
 	return sealed_push(w, w->seg_name, bytes, w->seq, mtime);
+}
+
+/* Seals the segment open in w->db (which may be a crashed one being
+ * recovered, in which case events/ts come from its metadata). */
+static int segment_seal(struct gr_writer *w)
+{
+	int err = 0;
+
+	if (w->seg_ts_min > w->seg_ts_max)
+		w->seg_ts_min = w->seg_ts_max = 0;
+	/* Folding the WAL back needs every reader (a running gpurec) to
+	 * let go: wait a little, and if one holds on, undo the seal marks
+	 * and keep writing this segment; the next rotation retries.  A
+	 * segment is never half sealed, and the chain never forks. */
+	sqlite3_busy_timeout(w->db, 3000);
+	if ((err = seal_marks(w)) || (err = seal_fold(w)))
+		return err;
+	finalize_stmts(w);
+	if (sqlite3_close(w->db) != SQLITE_OK) {
+		wlog(w, "%s: close: %s", w->seg_path, sqlite3_errmsg(w->db));
+		err = -EIO;
+	}
+	w->db = NULL;
+	if (err) {
+		wlog(w, "cannot seal %s; it stays unsealed", w->seg_path);
+		return err;
+	}
+	return seal_file(w);
 }
 
 /* ---- retention --------------------------------------------------------- */
@@ -1268,35 +1331,43 @@ static int log_push(struct gr_writer *w, int t, const struct tabbuf *tb,
 	return 0;
 }
 
-/* Encodes table t's buffer into a block of the open transaction (and its
- * log).  Returns 0 once the block is the transaction's (a failed insert
- * only marks the transaction broken: txn_finish decides), or -errno with
- * the buffer left as it was (no segment open, encoding failed). */
-static int write_block(struct gr_writer *w, int t)
+/* Abandons a broken transaction kept past the log's bounds (its events
+ * dropped and counted), so that the next block starts a new one. */
+static void txn_bound(struct gr_writer *w)
 {
-	struct tabbuf *tb = &w->tabs[t];
-	const char *name = gr_tables[t].name;
-	int err, rc;
+	int err;
 
-	if (!tb->n)
-		return 0;
-	if (!w->db)
-		return w->nodb_err ? w->nodb_err : -EIO;
-	/* A broken transaction is kept for its flush, within bounds. */
-	if (w->in_txn && w->txn_err && (w->nlog >= LOG_CAP_BLOCKS ||
-					w->log_bytes.len >= LOG_CAP_BYTES)) {
-		err = w->txn_err;
-		w->txn_err = 0;
-		w->in_txn = 1;
-		txn_abandon(w, err);
-		w->in_txn = 0;
-		w->txn_store_rows = 0;
-		w->txn_store_n[0] = w->txn_store_n[1] = 0;
+	if (!(w->in_txn && w->txn_err && (w->nlog >= LOG_CAP_BLOCKS ||
+					  w->log_bytes.len >= LOG_CAP_BYTES)))
+		return;
+	err = w->txn_err;
+	w->txn_err = 0;
+	w->in_txn = 1;
+	txn_abandon(w, err);
+	w->in_txn = 0;
+	w->txn_store_rows = 0;
+	w->txn_store_n[0] = w->txn_store_n[1] = 0;
+}
+
+/* Steps insert st of the open transaction and resets it; a failure marks
+ * the transaction broken, logged as a `what` insert. */
+static void txn_step(struct gr_writer *w, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		w->txn_err = sql_err(w->db);
+		wlog(w, "%s: %s insert: %s", w->seg_path, what,
+		     sqlite3_errmsg(w->db));
 	}
-	begin_txn(w);
-	/* Store the strings this block uses that the segment lacks. */
+}
+
+/* Stores in the transaction the strings of tb that the segment lacks (a
+ * failed insert marks the transaction broken).  Returns 0 or -ENOMEM. */
+static int dict_store(struct gr_writer *w, const struct tabbuf *tb)
+{
 	for (int k = 0; k < tb->nstr; k++) {
-		struct gr_colbuf *c = &tb->cols[tb->strcols[k]];
+		const struct gr_colbuf *c = &tb->cols[tb->strcols[k]];
 		for (uint32_t i = 0; i < tb->n; i++) {
 			uint32_t id = (uint32_t)c->v[i];
 			if (!id || w->seg_has[id])
@@ -1318,42 +1389,36 @@ static int write_block(struct gr_writer *w, int t)
 			sqlite3_bind_int64(w->ins_dict, 1, id);
 			sqlite3_bind_text(w->ins_dict, 2, w->strs[id],
 					  (int)w->lens[id], SQLITE_STATIC);
-			rc = sqlite3_step(w->ins_dict);
-			sqlite3_reset(w->ins_dict);
-			if (rc != SQLITE_DONE) {
-				w->txn_err = sql_err(w->db);
-				wlog(w, "%s: dict insert: %s", w->seg_path,
-				     sqlite3_errmsg(w->db));
-			}
+			txn_step(w, w->ins_dict, "dict");
 		}
 	}
-	const uint32_t *perm = group_by_thread(w, tb);
-	if ((err = gr_encoder__encode(w->enc, tb->cols, tb->nstored, tb->n,
-				      perm, &w->payload))) {
-		wlog(w, "encode %s block: %s", name, strerror(-err));
-		return err;
-	}
-	uint32_t crc = gr_block_crc(name, tb->ts_min, tb->ts_max, tb->n,
-				    w->payload.p, w->payload.len);
-	if ((err = log_push(w, t, tb, crc)))
-		return err;
-	if (!w->txn_err) {
-		sqlite3_bind_text(w->ins_block, 1, name, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(w->ins_block, 2, tb->ts_min);
-		sqlite3_bind_int64(w->ins_block, 3, tb->ts_max);
-		sqlite3_bind_int64(w->ins_block, 4, tb->n);
-		sqlite3_bind_int64(w->ins_block, 5, crc);
-		sqlite3_bind_blob(w->ins_block, 6, w->payload.p,
-				  (int)w->payload.len, SQLITE_STATIC);
-		rc = sqlite3_step(w->ins_block);
-		sqlite3_reset(w->ins_block);
-		if (rc != SQLITE_DONE) {
-			w->txn_err = sql_err(w->db);
-			wlog(w, "%s: block insert: %s", w->seg_path,
-			     sqlite3_errmsg(w->db));
-		}
-	}
+	return 0;
+}
+
+/* Inserts the block just encoded (w->payload) unless the transaction is
+ * broken; a failed insert marks it broken. */
+static void block_insert(struct gr_writer *w, const char *name,
+			 const struct tabbuf *tb, uint32_t crc)
+{
+	if (w->txn_err)
+		return;
+	sqlite3_bind_text(w->ins_block, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(w->ins_block, 2, tb->ts_min);
+	sqlite3_bind_int64(w->ins_block, 3, tb->ts_max);
+	sqlite3_bind_int64(w->ins_block, 4, tb->n);
+	sqlite3_bind_int64(w->ins_block, 5, crc);
+	sqlite3_bind_blob(w->ins_block, 6, w->payload.p,
+			  (int)w->payload.len, SQLITE_STATIC);
+	txn_step(w, w->ins_block, "block");
+}
+
+/* Counts table t's block just written into the segment's summary, the
+ * stats and the segment's extent.  Returns 0 or the summary's -errno. */
+static int block_account(struct gr_writer *w, int t, const struct tabbuf *tb)
+{
 	struct gr_sum_rows rows = { .t = t, .n = tb->n };
+	int err;
+
 	for (int j = 0; j < tb->nstored; j++) {
 		rows.v[tb->colidx[j]] = tb->cols[j].v;
 		rows.nulls[tb->colidx[j]] = tb->cols[j].nulls;
@@ -1369,6 +1434,41 @@ static int write_block(struct gr_writer *w, int t)
 		w->seg_ts_min = tb->ts_min;
 	if (tb->ts_max > w->seg_ts_max)
 		w->seg_ts_max = tb->ts_max;
+	return 0;
+}
+
+/* Encodes table t's buffer into a block of the open transaction (and its
+ * log).  Returns 0 once the block is the transaction's (a failed insert
+ * only marks the transaction broken: txn_finish decides), or -errno with
+ * the buffer left as it was (no segment open, encoding failed). */
+static int write_block(struct gr_writer *w, int t)
+{
+	struct tabbuf *tb = &w->tabs[t];
+	const char *name = gr_tables[t].name;
+	int err;
+
+	if (!tb->n)
+		return 0;
+	if (!w->db)
+		return w->nodb_err ? w->nodb_err : -EIO;
+	/* A broken transaction is kept for its flush, within bounds. */
+	txn_bound(w);
+	begin_txn(w);
+	if ((err = dict_store(w, tb)))
+		return err;
+	const uint32_t *perm = group_by_thread(w, tb);
+	if ((err = gr_encoder__encode(w->enc, tb->cols, tb->nstored, tb->n,
+				      perm, &w->payload))) {
+		wlog(w, "encode %s block: %s", name, strerror(-err));
+		return err;
+	}
+	uint32_t crc = gr_block_crc(name, tb->ts_min, tb->ts_max, tb->n,
+				    w->payload.p, w->payload.len);
+	if ((err = log_push(w, t, tb, crc)))
+		return err;
+	block_insert(w, name, tb, crc);
+	if ((err = block_account(w, t, tb)))
+		return err;
 	tab_reset(w, tb);
 	return 0;
 }
@@ -1856,15 +1956,10 @@ static int tabs_alloc(struct gr_writer *w, int t)
 	return 0;
 }
 
-struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
+/* Takes opts with their defaults filled in, and the host's identity (name,
+ * machine id, boot id).  Returns 0 or -ENOMEM. */
+static int writer_opts(struct gr_writer *w, const struct gr_store_opts *opts)
 {
-	struct gr_writer *w = calloc(1, sizeof(*w));
-	int err = -ENOMEM;
-
-	if (!w)
-		goto fail;
-	w->lock_fd = -1;
-	w->dirfd = -1;
 	w->o = *opts;
 	if (!w->o.segment_size)
 		w->o.segment_size = 256ull << 20;
@@ -1877,7 +1972,7 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 	if (!w->o.zstd_level)
 		w->o.zstd_level = 3;
 	if (!(w->dir = strdup(opts->dir)))
-		goto fail;
+		return -ENOMEM;
 	if (opts->host)
 		snprintf(w->host, sizeof(w->host), "%s", opts->host);
 	else if (gethostname(w->host, sizeof(w->host) - 1) < 0)
@@ -1888,17 +1983,27 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 	read_id_file("/etc/machine-id", w->machine_id, sizeof(w->machine_id));
 	read_id_file("/proc/sys/kernel/random/boot_id", w->boot_id,
 		     sizeof(w->boot_id));
+	return 0;
+}
+
+/* Creates DIR if need be, opens it (w->dirfd; adopted when root writes
+ * another user's) and takes its writer lock.  Returns 0 or -errno
+ * (-EBUSY: another writer holds it). */
+static int writer_dir_lock(struct gr_writer *w)
+{
+	struct stat dst;
+	int err;
+
 	if (mkdir(w->dir, 0750) < 0 && errno != EEXIST) {
 		err = -errno;
 		wlog(w, "cannot create %s: %s", w->dir, strerror(errno));
-		goto fail;
+		return err;
 	}
-	struct stat dst;
 	w->dirfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->dirfd < 0 || fstat(w->dirfd, &dst) < 0) {
 		err = -errno;
 		wlog(w, "cannot open %s: %s", w->dir, strerror(errno));
-		goto fail;
+		return err;
 	}
 	if (geteuid() == 0 && dst.st_uid != 0) {
 		w->adopt = 1;
@@ -1912,43 +2017,72 @@ struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
 	err = w->lock_fd < 0 ? w->lock_fd :
 	      flock(w->lock_fd, LOCK_EX | LOCK_NB) < 0 ?
 	      (errno == EWOULDBLOCK ? -EBUSY : -errno) : 0;
-	if (err) {
+	if (err)
 		wlog(w, "%s/%s: %s", w->dir, GR_LOCK_FILE, err == -EBUSY ?
 		     "another writer holds this data directory" :
 		     dir_strerror(err));
-		goto fail;
-	}
+	return err;
+}
+
+/* Allocates the summary, the encoder, the column buffers, the dictionary's
+ * hash and group_by_thread's arrays.  Returns 0 or -ENOMEM. */
+static int writer_buffers(struct gr_writer *w)
+{
+	size_t n = w->o.block_rows, hcap = 1;
+	int err;
+
 	if (!(w->sum = gr_sum__new()) ||
 	    !(w->enc = gr_encoder__new(w->o.zstd_level)))
-		goto fail;
+		return -ENOMEM;
 	tabs_init_layout(w);
 	for (int t = 0; t < GR_NTABLES; t++)
 		if ((err = tabs_alloc(w, t)))
-			goto fail;
+			return err;
 	if ((err = dict_grow_hash(w)))
-		goto fail;
-	{
-		size_t n = w->o.block_rows, hcap = 1;
-		while (hcap < 2 * n)
-			hcap <<= 1;
-		w->perm = malloc(n * sizeof(*w->perm));
-		w->grp = malloc(n * sizeof(*w->grp));
-		w->gstart = malloc(n * sizeof(*w->gstart));
-		w->gkeys = malloc(n * sizeof(*w->gkeys));
-		w->gkey_slot = malloc(hcap * sizeof(*w->gkey_slot));
-		err = -ENOMEM;
-		if (!w->perm || !w->grp || !w->gstart || !w->gkeys ||
-		    !w->gkey_slot)
-			goto fail;
-	}
+		return err;
+	while (hcap < 2 * n)
+		hcap <<= 1;
+	w->perm = malloc(n * sizeof(*w->perm));
+	w->grp = malloc(n * sizeof(*w->grp));
+	w->gstart = malloc(n * sizeof(*w->gstart));
+	w->gkeys = malloc(n * sizeof(*w->gkeys));
+	w->gkey_slot = malloc(hcap * sizeof(*w->gkey_slot));
+	if (!w->perm || !w->grp || !w->gstart || !w->gkeys ||
+	    !w->gkey_slot)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Opens the MANIFEST, takes stock of the directory (recovering crashed
+ * segments), applies retention and opens the first segment.  Returns 0
+ * (also when a full disk leaves it without one) or -errno. */
+static int writer_start(struct gr_writer *w)
+{
+	int err;
+
 	if ((err = manifest_open(w)) || (err = scan_dir(w)))
-		goto fail;
+		return err;
 	retention(w);
 	/* A full disk with nothing to delete is no reason not to start: the
 	 * writer runs without a segment, counting, and tries again. */
 	if ((err = segment_open_next(w)) && !is_full(err))
-		goto fail;
+		return err;
 	retention(w);
+	return 0;
+}
+
+struct gr_writer *gr_writer__open(const struct gr_store_opts *opts)
+{
+	struct gr_writer *w = calloc(1, sizeof(*w));
+	int err = -ENOMEM;
+
+	if (!w)
+		goto fail;
+	w->lock_fd = -1;
+	w->dirfd = -1;
+	if ((err = writer_opts(w, opts)) || (err = writer_dir_lock(w)) ||
+	    (err = writer_buffers(w)) || (err = writer_start(w)))
+		goto fail;
 	w->opened = 1;
 	return w;
 fail:
