@@ -144,6 +144,29 @@ fast "--timeout ends an export, leaving no file" 8 "query timed out after 1ms" \
 fast "--timeout ends a report" 8 "query timed out after 1ms" \
 	--data "$A" --timeout 1ms report top-kernels
 eq "the timed-out export left nothing" "$(ls -A "$X" | grep -c -e slow -e '\.tmp-')" 0
+# One function call the progress handler never sees: instr() of a 4 MB
+# needle in a 16 MB haystack compares megabytes at each of millions of
+# places (hours; > 20 s measured on the release build).  The backstop ends
+# the process 2 s after the deadline, with the same line and status.
+one_call="SELECT instr(hex(zeroblob(8000000)), hex(zeroblob(4000000)) || '1')"
+CMD_TIMEOUT=20 fast "--timeout ends one long function call (the backstop)" 5 \
+	"query timed out after 1s" --data "$A" --timeout 1s sql "$one_call"
+# An export stopped past its deadline and the grace: on SIGCONT the
+# backstop (or the progress handler, whichever is first) ends it, and
+# either way no file is left, at the target or under a temporary name.
+synth --data "$T/big" --events 100000
+"$GPUREC" --data "$T/big" --timeout 1s export --format perfetto \
+	-o "$X/stopped.json" >/dev/null 2>"$T/err" &
+gpid=$!
+sleep 0.3
+kill -STOP "$gpid"
+sleep 3.5
+kill -CONT "$gpid"
+wait "$gpid"
+eq "an export stopped past its deadline: exit 1, the timeout line" \
+	"$?:$(wc -l <"$T/err"):$(grep -c 'query timed out after 1s' "$T/err")" "1:1:1"
+eq "the stopped export left nothing" "$(ls -A "$X" | grep -c -e stopped -e '\.tmp-')" 0
+rm -rf "$T/big"
 user_error "bad --timeout" "bad --timeout '5x': expected a duration" \
 	--data "$A" --timeout 5x sql "SELECT 1"
 eq "--timeout 0: no limit" "$("$GPUREC" --data "$A" --timeout 0 --format csv sql 'SELECT 42' | tail -1 | tr -d '\r')" 42
