@@ -241,5 +241,43 @@ eq "status: the events held at INT64_MAX" "$(grep -c '^events     92233720368547
 eq "status --format json over two such directories: exit 0, clean" \
 	"$?:$(grep -c -e 'runtime error' -e Sanitizer "$T/err")" "0:0"
 
+# --- status.json planted: a symlink, a FIFO (gap of issue 15) -------------
+# status reads DATA/status.json unfollowed and unwaited: a symlink to
+# another file (its content must not show) or a FIFO (an fopen() blocks
+# until a writer comes) gets one warning line, and status goes on as with
+# no status.json, within a second.
+P="$T/p"
+synth --data "$P" --events 100 --interval 1000000 --start "$S_NS" --host alpha
+echo '{"state":"stopped","pid":1,"version":"SECRET-TARGET","updated_ns":1}' \
+	>"$T/secret.json"
+# status_planted NAME: runs status (text and json) on $P within 1 s each.
+status_planted() {
+	local name=$1 fmt t0 ms rc
+	for fmt in table json; do
+		t0=$(date +%s%N)
+		timeout 10 "$GPUREC" --data "$P" --format $fmt status \
+			>"$T/out" 2>"$T/err"
+		rc=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		eq "status ($fmt), status.json $name: exit 0 within 1 s" \
+			"$rc:$([ $ms -le 1000 ] && echo fast || echo "$ms ms")" "0:fast"
+		eq "status ($fmt), status.json $name: the target's content not shown" \
+			"$(grep -c SECRET-TARGET "$T/out")" 0
+		eq "status ($fmt), status.json $name: one warning line" \
+			"$(wc -l <"$T/err"):$(grep -c "gpurec: warning: $P/status.json: .*; ignored" "$T/err")" "1:1"
+	done
+	grep -q '^recorder   none: no status.json' <(timeout 10 "$GPUREC" \
+		--data "$P" --format table status 2>/dev/null) &&
+		ok "status, status.json $name: read as no status.json" ||
+		bad "status, status.json $name: read as no status.json" \
+			"$(timeout 10 "$GPUREC" --data "$P" --format table status 2>&1 | grep recorder)"
+}
+ln -s "$T/secret.json" "$P/status.json"
+status_planted "a symlink to a status-like file"
+rm "$P/status.json"
+mkfifo "$P/status.json"
+status_planted "a FIFO"
+rm "$P/status.json"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
