@@ -37,17 +37,8 @@ MARGIN_MS=${MARGIN_MS:-500}
 RATE=${RATE:-20000}
 SEED=${SEED:-$(date +%s)}
 RANDOM=$SEED
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
-eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
-
-if [ "$(id -u)" != 0 ]; then
-	if [ "${CI:-}" = true ]; then bad "kill9d.sh" "needs root"; finish; fi
-	echo "skip kill9d.sh: needs root (BPF)"
-	finish
-fi
+. "$(dirname "$0")/lib.bash"
+needs_root kill9d.sh BPF
 for b in "$GPUREC" "$GPURECD" "$SWITCH_LOAD"; do
 	[ -x "$b" ] || { bad "kill9d setup" "$b missing (make fault-test builds it)"; finish; }
 done
@@ -70,14 +61,6 @@ start() { # DIR LOG: gpurecd in the background, GPID its pid
 		--flush-interval "$FLUSH_MS" >"$2" 2>&1 &
 	GPID=$!
 	pids+=("$GPID")
-}
-# waitfor SECONDS CMD...: polls CMD every 0.1 s; returns its last status.
-waitfor() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.1
-	done
 }
 q() { "$GPUREC" --data "$1" --format csv sql "$2" 2>"$T/qerr" | tail -1 | tr -d '\r'; }
 
