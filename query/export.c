@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "query/cli.h"
+#include "query/limits.h"
 #include "query/output.h"
 #include "query/perfetto.h"
 
@@ -297,6 +298,8 @@ static int outf_open(struct outf *o, const struct gr_export *x,
 		return gr_cli__fail(err, len, EXIT_USER, "cannot write %s: %s", path,
 				    strerror(e));
 	}
+	/* a --timeout that ends the process removes it (limits.h) */
+	gr_limits__temp_file(o->tmp);
 	if (!stream) {
 		close(fd);
 		return 0;
@@ -304,6 +307,7 @@ static int outf_open(struct outf *o, const struct gr_export *x,
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		close(fd);
+		gr_limits__temp_file(NULL);
 		unlink(o->tmp);
 		free(o->tmp);
 		o->tmp = NULL;
@@ -320,6 +324,7 @@ static void outf_abort(struct outf *o)
 		fclose(o->f);
 	if (o->tmp) {
 		unlink(o->tmp);
+		gr_limits__temp_file(NULL);
 		free(o->tmp);
 	}
 	o->f = NULL;
@@ -374,6 +379,7 @@ static int outf_commit(struct outf *o, char *err, size_t len)
 		return gr_cli__fail(err, len, EXIT_USER, "cannot write %s: %s",
 				    o->path, strerror(e));
 	}
+	gr_limits__temp_file(NULL);
 	free(o->tmp);
 	o->tmp = NULL;
 	return 0;

@@ -17,14 +17,30 @@
  * with SQLITE_TOOBIG at once; any other call is handed to the built-in on
  * a private connection (the only way to reach it once overridden), whose
  * output is then exact.
+ *
+ * The progress handler runs only between VM steps, so one slow function
+ * call (instr() of a 30 MB needle in a 60 MB haystack: hours) never
+ * reaches it.  The backstop is a thread, started with the first
+ * connection, that sleeps until the deadline and GR_LIMITS_GRACE_NS more;
+ * if the process is still running then, it removes the export's
+ * temporary file (gr_limits__temp_file()), writes the timeout line with
+ * write(2) and ends the process with _exit(EXIT_USER), the status the
+ * progress handler's path returns.  gpurec writes nothing else that a
+ * sudden end could leave half done: recordings are read-only, an export
+ * is renamed into place only when complete.
  */
 #include "query/limits.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "query/cli.h"
 
@@ -37,6 +53,16 @@ static struct {
 	const char *after;	/* --timeout as given, for the message */
 	bool expired;		/* the progress handler stopped a statement */
 } lim = { INT64_MAX, "", false };
+
+/* The backstop's state, read by its thread. */
+static struct {
+	atomic_bool armed;	/* the thread has been started */
+	atomic_bool claimed;	/* one of the two is reporting the timeout */
+	char line[160];		/* "gpurec: query timed out ...\n" */
+	size_t nline;
+	pthread_mutex_t tmp_lock;
+	char tmp[PATH_MAX];	/* an export's temporary file; "": none */
+} stop = { .tmp_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int64_t mono_ns(void)
 {
@@ -56,7 +82,64 @@ void gr_limits__start(int64_t timeout_ns, const char *timeout_arg,
 			  now + timeout_ns;
 	lim.after = timeout_arg;
 	lim.expired = false;
+	int n = snprintf(stop.line, sizeof(stop.line), "gpurec: query timed "
+			 "out after %s (--timeout)\n", timeout_arg);
+	stop.nline = n < 0 ? 0 : (size_t)n < sizeof(stop.line) ?
+		     (size_t)n : sizeof(stop.line) - 1;
+	if (stop.nline && stop.line[stop.nline - 1] != '\n')
+		stop.line[stop.nline - 1] = '\n';
 	sqlite3_hard_heap_limit64(max_memory);
+}
+
+void gr_limits__temp_file(const char *path)
+{
+	pthread_mutex_lock(&stop.tmp_lock);
+	if (!path || strlen(path) >= sizeof(stop.tmp))
+		stop.tmp[0] = '\0';
+	else
+		strcpy(stop.tmp, path);
+	pthread_mutex_unlock(&stop.tmp_lock);
+}
+
+/* The backstop: ends the process once the deadline and the grace have
+ * passed, whatever the main thread is doing. */
+static void *backstop(void *arg)
+{
+	int64_t at = lim.deadline_ns > INT64_MAX - GR_LIMITS_GRACE_NS ?
+		     INT64_MAX : lim.deadline_ns + GR_LIMITS_GRACE_NS;
+	struct timespec ts = { .tv_sec = at / 1000000000,
+			       .tv_nsec = at % 1000000000 };
+
+	(void)arg;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+	if (atomic_exchange(&stop.claimed, true))
+		return NULL; /* the main thread is reporting it */
+	/* Holding the lock, the temporary file cannot be renamed into
+	 * place or replaced by the next one under us. */
+	pthread_mutex_lock(&stop.tmp_lock);
+	if (stop.tmp[0])
+		(void)unlink(stop.tmp);
+	(void)!write(STDERR_FILENO, stop.line, stop.nline);
+	_exit(EXIT_USER);
+}
+
+/* Starts the backstop once, if there is a deadline. */
+static void backstop__arm(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (lim.deadline_ns == INT64_MAX || atomic_exchange(&stop.armed, true))
+		return;
+	if (pthread_attr_init(&attr) != 0)
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	if (pthread_create(&t, &attr, backstop, NULL) != 0)
+		atomic_store(&stop.armed, false);
+	pthread_attr_destroy(&attr);
 }
 
 /* Non-zero interrupts the running statement. */
@@ -76,6 +159,9 @@ int gr_limits__expired(void)
 
 int gr_limits__explain(int rc)
 {
+	if (lim.expired && atomic_exchange(&stop.claimed, true))
+		for (;;)
+			pause(); /* the backstop is ending the process */
 	if (lim.expired)
 		return gr_cli__error(stderr, 1, "query timed out after %s "
 				     "(--timeout)", lim.after);
@@ -233,6 +319,7 @@ int gr_limits__apply(sqlite3 *db)
 
 	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, GR_LIMITS_MAX_STRING);
 	sqlite3_progress_handler(db, PROGRESS_OPS, progress, NULL);
+	backstop__arm();
 	if (!f)
 		return SQLITE_NOMEM;
 	rc = sqlite3_open_v2(":memory:", &f->db, SQLITE_OPEN_READWRITE |

@@ -15,6 +15,7 @@
 
 #define GR_LIMITS_MAX_STRING (64 << 20) /* the longest string or blob */
 #define GR_LIMITS_MIN_MEMORY (16ll << 20) /* below this SQLite cannot work */
+#define GR_LIMITS_GRACE_NS 2000000000ll /* past the deadline: the backstop */
 
 /* Starts the clock: statements stop @timeout_ns from now (0: never), on
  * the monotonic clock; @timeout_arg is how the user wrote it, for the
@@ -25,14 +26,22 @@ void gr_limits__start(int64_t timeout_ns, const char *timeout_arg,
 		      int64_t max_memory);
 
 /* Sets @db's string and blob limit, its progress handler (the deadline)
- * and the guarded printf() and format().  Returns SQLITE_OK or the
- * error code. */
+ * and the guarded printf() and format().  The first call with a deadline
+ * also starts the backstop: a thread that, GR_LIMITS_GRACE_NS after the
+ * deadline, removes the temporary file named by gr_limits__temp_file(),
+ * prints the timeout line and exits with EXIT_USER, for a statement that
+ * one long function call keeps from the progress handler.  Returns
+ * SQLITE_OK or the error code. */
 int gr_limits__apply(sqlite3 *db);
 
 /* Prints one line on stderr when the statement that failed with @rc was
  * ended by a limit: the deadline, the memory ceiling (SQLITE_NOMEM) or
  * the string limit (SQLITE_TOOBIG).  Returns 1 if it printed, else 0. */
 int gr_limits__explain(int rc);
+
+/* Names the file the backstop removes before it ends the process: an
+ * export's temporary file while it is being written; NULL: none. */
+void gr_limits__temp_file(const char *path);
 
 /* Whether the deadline has stopped a statement. */
 int gr_limits__expired(void);

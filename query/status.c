@@ -32,6 +32,7 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "query/output.h"
 #include "schema/schema.h"
@@ -202,23 +203,52 @@ static int pid_is_gpurecd(int64_t pid)
 }
 
 /* Returns the file's first STATUS_MAX bytes, or NULL with *err set (0:
- * out of memory). */
+ * out of memory; ENOENT also for a file refused with a warning). */
 static char *read_small(const char *path, int *err)
 {
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
+	/* Not followed, not waited on: a symlink or FIFO planted in the
+	 * data directory is refused at once, and so is a device or an
+	 * oversized file; status then goes on as without the file. */
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	const char *why = NULL;
+	struct stat sb;
+	char *buf = NULL;
+	size_t n = 0;
 
-	*err = f ? 0 : errno;
-	if (!f)
+	*err = fd < 0 ? errno : 0;
+	if (fd < 0 && *err == ELOOP)
+		why = "a symbolic link";
+	else if (fd < 0)
 		return NULL;
-	if (!(buf = malloc(STATUS_MAX + 1))) {
-		fclose(f);
-		return NULL;
+	else if (fstat(fd, &sb) != 0)
+		*err = errno;
+	else if (!S_ISREG(sb.st_mode))
+		why = "not a regular file";
+	else if (sb.st_size > STATUS_MAX)
+		why = "larger than gpurecd writes it";
+	else if (!(buf = malloc(STATUS_MAX + 1)))
+		*err = 0;
+	while (buf && n < STATUS_MAX) {
+		ssize_t r = read(fd, buf + n, STATUS_MAX - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			*err = errno;
+			free(buf);
+			buf = NULL;
+		}
+		if (r <= 0)
+			break;
+		n += (size_t)r;
 	}
-	n = fread(buf, 1, STATUS_MAX, f);
-	fclose(f);
-	buf[n] = 0;
+	if (fd >= 0)
+		close(fd);
+	if (why) {
+		fprintf(stderr, "gpurec: warning: %s: %s; ignored\n", path, why);
+		*err = ENOENT;
+	}
+	if (buf)
+		buf[n] = 0;
 	return buf;
 }
 

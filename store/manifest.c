@@ -558,6 +558,35 @@ static int finish_line(struct gr_manifest_w *mw, const char *body)
 	return put_line(mw, line, (size_t)n);
 }
 
+/* When sealing, moves the key to the epoch of @now_ns (erasing the old
+ * key) and writes that epoch's anchor line, if the epoch moved or this
+ * writer has written nothing yet.  Returns 0 or -errno. */
+static int enter_epoch(struct gr_manifest_w *mw, int64_t now_ns,
+		       int64_t anchor_seq)
+{
+	int err;
+
+	if (!mw->fss)
+		return 0;
+	/* The key never moves back: a clock stepped backwards keeps
+	 * tagging in the current epoch. */
+	int64_t cur = gr_fss__epoch(mw->fss);
+	int64_t to = gr_fss__epoch_at(mw->fss, now_ns);
+	if (to < cur)
+		to = cur;
+	if (to == cur && mw->lines)
+		return 0;
+	if ((err = gr_fss__evolve(mw->fss, to))) {
+		mlog(mw, "%s: cannot move to epoch %" PRId64 ": %s",
+		     GR_FSS_FILE, to, strerror(-err));
+		return err;
+	}
+	char a[128];
+	snprintf(a, sizeof(a), "anchor at=%" PRId64 " seq=%" PRId64, now_ns,
+		 anchor_seq);
+	return finish_line(mw, a);
+}
+
 int gr_manifest_w__append(struct gr_manifest_w *mw, int64_t now_ns,
 			  int64_t anchor_seq, const char *fmt, ...)
 {
@@ -570,27 +599,18 @@ int gr_manifest_w__append(struct gr_manifest_w *mw, int64_t now_ns,
 	va_end(ap);
 	if (n < 0 || n >= (int)sizeof(body) - 200)
 		return -ENAMETOOLONG;
-	if (mw->fss) {
-		/* The key never moves back: a clock stepped backwards keeps
-		 * tagging in the current epoch. */
-		int64_t cur = gr_fss__epoch(mw->fss);
-		int64_t to = gr_fss__epoch_at(mw->fss, now_ns);
-		if (to < cur)
-			to = cur;
-		if (to != cur || !mw->lines) {
-			if ((err = gr_fss__evolve(mw->fss, to))) {
-				mlog(mw, "%s: cannot move to epoch %" PRId64
-				     ": %s", GR_FSS_FILE, to, strerror(-err));
-				return err;
-			}
-			char a[128];
-			snprintf(a, sizeof(a), "anchor at=%" PRId64
-				 " seq=%" PRId64, now_ns, anchor_seq);
-			if ((err = finish_line(mw, a)))
-				return err;
-		}
-	}
+	if ((err = enter_epoch(mw, now_ns, anchor_seq)))
+		return err;
 	return finish_line(mw, body);
+}
+
+int gr_manifest_w__tick(struct gr_manifest_w *mw, int64_t now_ns,
+			int64_t anchor_seq)
+{
+	if (!mw->fss || !mw->lines ||
+	    gr_fss__epoch_at(mw->fss, now_ns) <= gr_fss__epoch(mw->fss))
+		return 0;
+	return enter_epoch(mw, now_ns, anchor_seq);
 }
 
 void gr_manifest_w__close(struct gr_manifest_w *mw)

@@ -209,6 +209,14 @@ int gr_manifest_w__sealing(const struct gr_manifest_w *mw);
 int gr_manifest_w__append(struct gr_manifest_w *mw, int64_t now_ns,
 			  int64_t anchor_seq, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* When sealing and real time @now_ns has left the key's epoch, moves the
+ * key to the current epoch (the old one erased from fss.key) and writes
+ * its anchor line (seq=anchor_seq), so that the key on disk is never more
+ * than an epoch old while the writer runs, lines or not.  A no-op before
+ * this writer's first line (its `start` line opens the run with an
+ * anchor).  Returns 0 or -errno. */
+int gr_manifest_w__tick(struct gr_manifest_w *mw, int64_t now_ns,
+			int64_t anchor_seq);
 void gr_manifest_w__close(struct gr_manifest_w *mw);
 
 /* The lines a writer appends, each through gr_manifest_w__append: a seal

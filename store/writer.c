@@ -57,6 +57,7 @@
 #include "common/version.h"
 #include "store/codec.h"
 #include "store/crypto.h"
+#include "store/fss.h"
 #include "store/store.h"
 #include "store/summary.h"
 
@@ -148,6 +149,7 @@ struct gr_writer {
 	char prev_sha[65];
 	/* MANIFEST's appending side (store/manifest.c). */
 	struct gr_manifest_w *mw;
+	int tick_failing;       /* the last key tick failed (logged once) */
 	/* This run's `start` line while a full disk keeps it out of
 	 * MANIFEST: written before any other line of the run. */
 	char start_body[192];
@@ -1656,9 +1658,26 @@ static void stage_lost(struct gr_writer *w)
 	}
 }
 
+/* With sealing on, moves the key to a new epoch as soon as one begins,
+ * lines to write or not (gr_manifest_w__tick): without this an idle
+ * writer would leave the key of its last line's epoch on disk for hours.
+ * While the run's start line waits for room, the key waits with it. */
+static void seal_tick(struct gr_writer *w)
+{
+	if (!w->mw || w->start_body[0])
+		return;
+	int err = gr_manifest_w__tick(w->mw, real_ns(w), w->last_seq);
+	if (err && !w->tick_failing)
+		wlog(w, "%s/%s: cannot move the sealing key to the current "
+		     "epoch: %s (tried again at each flush)", w->dir,
+		     GR_FSS_FILE, strerror(-err));
+	w->tick_failing = err != 0;
+}
+
 int gr_writer__flush(struct gr_writer *w)
 {
 	int err = 0;
+	seal_tick(w);
 	if (!w->db && (err = segment_open_next(w))) {
 		for (int t = 0; t < GR_NTABLES; t++)
 			tab_drop(w, t, err);

@@ -144,6 +144,29 @@ fast "--timeout ends an export, leaving no file" 8 "query timed out after 1ms" \
 fast "--timeout ends a report" 8 "query timed out after 1ms" \
 	--data "$A" --timeout 1ms report top-kernels
 eq "the timed-out export left nothing" "$(ls -A "$X" | grep -c -e slow -e '\.tmp-')" 0
+# One function call the progress handler never sees: instr() of a 4 MB
+# needle in a 16 MB haystack compares megabytes at each of millions of
+# places (hours; > 20 s measured on the release build).  The backstop ends
+# the process 2 s after the deadline, with the same line and status.
+one_call="SELECT instr(hex(zeroblob(8000000)), hex(zeroblob(4000000)) || '1')"
+CMD_TIMEOUT=20 fast "--timeout ends one long function call (the backstop)" 5 \
+	"query timed out after 1s" --data "$A" --timeout 1s sql "$one_call"
+# An export stopped past its deadline and the grace: on SIGCONT the
+# backstop (or the progress handler, whichever is first) ends it, and
+# either way no file is left, at the target or under a temporary name.
+synth --data "$T/big" --events 100000
+"$GPUREC" --data "$T/big" --timeout 1s export --format perfetto \
+	-o "$X/stopped.json" >/dev/null 2>"$T/err" &
+gpid=$!
+sleep 0.3
+kill -STOP "$gpid"
+sleep 3.5
+kill -CONT "$gpid"
+wait "$gpid"
+eq "an export stopped past its deadline: exit 1, the timeout line" \
+	"$?:$(wc -l <"$T/err"):$(grep -c 'query timed out after 1s' "$T/err")" "1:1:1"
+eq "the stopped export left nothing" "$(ls -A "$X" | grep -c -e stopped -e '\.tmp-')" 0
+rm -rf "$T/big"
 user_error "bad --timeout" "bad --timeout '5x': expected a duration" \
 	--data "$A" --timeout 5x sql "SELECT 1"
 eq "--timeout 0: no limit" "$("$GPUREC" --data "$A" --timeout 0 --format csv sql 'SELECT 42' | tail -1 | tr -d '\r')" 42
@@ -217,6 +240,44 @@ eq "status: the events held at INT64_MAX" "$(grep -c '^events     92233720368547
 "$GPUREC" --data "$U" --data "$U" --format json status >"$T/out" 2>"$T/err"
 eq "status --format json over two such directories: exit 0, clean" \
 	"$?:$(grep -c -e 'runtime error' -e Sanitizer "$T/err")" "0:0"
+
+# --- status.json planted: a symlink, a FIFO (gap of issue 15) -------------
+# status reads DATA/status.json unfollowed and unwaited: a symlink to
+# another file (its content must not show) or a FIFO (an fopen() blocks
+# until a writer comes) gets one warning line, and status goes on as with
+# no status.json, within a second.
+P="$T/p"
+synth --data "$P" --events 100 --interval 1000000 --start "$S_NS" --host alpha
+echo '{"state":"stopped","pid":1,"version":"SECRET-TARGET","updated_ns":1}' \
+	>"$T/secret.json"
+# status_planted NAME: runs status (text and json) on $P within 1 s each.
+status_planted() {
+	local name=$1 fmt t0 ms rc
+	for fmt in table json; do
+		t0=$(date +%s%N)
+		timeout 10 "$GPUREC" --data "$P" --format $fmt status \
+			>"$T/out" 2>"$T/err"
+		rc=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		eq "status ($fmt), status.json $name: exit 0 within 1 s" \
+			"$rc:$([ $ms -le 1000 ] && echo fast || echo "$ms ms")" "0:fast"
+		eq "status ($fmt), status.json $name: the target's content not shown" \
+			"$(grep -c SECRET-TARGET "$T/out")" 0
+		eq "status ($fmt), status.json $name: one warning line" \
+			"$(wc -l <"$T/err"):$(grep -c "gpurec: warning: $P/status.json: .*; ignored" "$T/err")" "1:1"
+	done
+	grep -q '^recorder   none: no status.json' <(timeout 10 "$GPUREC" \
+		--data "$P" --format table status 2>/dev/null) &&
+		ok "status, status.json $name: read as no status.json" ||
+		bad "status, status.json $name: read as no status.json" \
+			"$(timeout 10 "$GPUREC" --data "$P" --format table status 2>&1 | grep recorder)"
+}
+ln -s "$T/secret.json" "$P/status.json"
+status_planted "a symlink to a status-like file"
+rm "$P/status.json"
+mkfifo "$P/status.json"
+status_planted "a FIFO"
+rm "$P/status.json"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

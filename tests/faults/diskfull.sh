@@ -21,17 +21,8 @@ set -uo pipefail
 GPUREC=${GPUREC:-build/asan/gpurec}
 GPURECD=${GPURECD:-build/asan/gpurecd}
 TRIALS=${TRIALS:-1}
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
-eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
-
-if [ "$(id -u)" != 0 ]; then
-	if [ "${CI:-}" = true ]; then bad "diskfull.sh" "needs root"; finish; fi
-	echo "skip diskfull.sh: needs root (mount, BPF)"
-	finish
-fi
+. "$(dirname "$0")/lib.bash"
+needs_root diskfull.sh "mount, BPF"
 T=$(mktemp -d /tmp/gpurec-diskfull.XXXXXX)
 KEEP=${KEEP:-}
 pids=()
@@ -54,14 +45,6 @@ fi
 "$SWITCH_LOAD" --rate 20000 --seconds 3600 >/dev/null 2>&1 &
 pids+=($!)
 
-# waitfor SECONDS CMD...: polls CMD every 0.2 s; returns its last status.
-waitfor() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.2
-	done
-}
 json() { python3 -c 'import json, sys
 try: s = json.load(open(sys.argv[1]))
 except Exception: sys.exit(1)

@@ -14,17 +14,8 @@ set -uo pipefail
 GPUREC=${GPUREC:-build/asan/gpurec}
 GPURECD=${GPURECD:-build/asan/gpurecd}
 TRIALS=${TRIALS:-1}
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
-eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
-
-if [ "$(id -u)" != 0 ]; then
-	if [ "${CI:-}" = true ]; then bad "symlinks.sh" "needs root"; finish; fi
-	echo "skip symlinks.sh: needs root (setpriv, BPF)"
-	finish
-fi
+. "$(dirname "$0")/lib.bash"
+needs_root symlinks.sh "setpriv, BPF"
 T=$(mktemp -d /tmp/gpurec-symlinks.XXXXXX)
 chmod 755 "$T"
 trap 'chattr -R -i "$T" 2>/dev/null; rm -rf "$T"' EXIT

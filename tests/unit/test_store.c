@@ -10,10 +10,12 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "query/vtab.h"
 #include "store/codec.h"
+#include "store/fss.h"
 #include "store/store.h"
 #include "store/walview.h"
 #include "tests/unit/test.h"
@@ -936,6 +938,71 @@ TEST(manifest_writer_records_on_with_a_damaged_key)
 	free(dir);
 }
 
+static int64_t real_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The epoch of dfd/fss.key as it is on disk now (-1: unreadable). */
+static int64_t key_epoch(int dfd)
+{
+	struct gr_fss *f = NULL;
+	char *err = NULL;
+	int64_t e = gr_fss__load_readonly(dfd, &f, &err) ? -1 :
+		    gr_fss__epoch(f);
+	free(err);
+	gr_fss__free(f);
+	return e;
+}
+
+/* An idle writer (flushes, no event, no line to write) still moves the
+ * sealing key at each epoch boundary and writes the epoch's anchor line:
+ * the key on disk is never more than an epoch old, and the result still
+ * verifies against the verification key. */
+TEST(idle_writer_evolves_sealing_key)
+{
+	char *dir = tmpdir(), vkey[GR_FSS_VKEY_MAX], *why = NULL;
+	int dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	CHECK(dfd >= 0);
+	CHECK_EQ_INT(gr_fss__setup(dfd, 1, real_now_ns(), 0, (uid_t)-1,
+				   (gid_t)-1, vkey), 0);
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	struct gr_fss *f = NULL;
+	CHECK_EQ_INT(gr_fss__load_readonly(dfd, &f, &why), 0);
+	int64_t e0 = gr_fss__epoch(f), behind = 0;
+	/* 2.5 s of flushes every 100 ms, as gpurecd's timer would: after
+	 * each, the key is at the epoch of the time the flush began. */
+	for (int i = 0; i < 25; i++) {
+		usleep(100000);
+		int64_t want = gr_fss__epoch_at(f, real_now_ns());
+		CHECK_EQ_INT(gr_writer__flush(w), 0);
+		int64_t got = key_epoch(dfd);
+		if (got < want && want - got > behind)
+			behind = want - got;
+	}
+	CHECK_EQ_INT(behind, 0);
+	CHECK(key_epoch(dfd) >= e0 + 2);
+	CHECK(count_lines(dir, "anchor ") >= 3);
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	gr_fss__free(f);
+
+	struct gr_verify vr = { 0 };
+	CHECK_EQ_INT(gr_fss_vkey__parse(vkey, &vr.vkey, &why), 0);
+	CHECK_EQ_INT(gr_verify__dir(dir, &vr), 0);
+	CHECK_EQ_INT(vr.problems, 0);
+	CHECK_EQ_INT(vr.lines_tagged, vr.lines);
+	gr_fss_vkey__free(vr.vkey);
+	free(why);
+	close(dfd);
+	rmrf(dir);
+	free(dir);
+}
+
 TEST(walview_reads_committed_frames_only)
 {
 	char *dir = tmpdir(), p[4200], cmd[9000];
@@ -1061,6 +1128,7 @@ TEST_MAIN(TEST_ENTRY(segment_temp_name_swept_at_open)
 	  TEST_ENTRY(manifest_long_with_deletes)
 	  TEST_ENTRY(manifest_writer_chains_and_repairs)
 	  TEST_ENTRY(manifest_writer_records_on_with_a_damaged_key)
+	  TEST_ENTRY(idle_writer_evolves_sealing_key)
 	  TEST_ENTRY(walview_reads_committed_frames_only)
 	  TEST_ENTRY(clock_step_back_keeps_seq_order)
 	  TEST_ENTRY(sealed_not_in_manifest_is_sealing_then_appended))
