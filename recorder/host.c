@@ -203,10 +203,13 @@ struct gr_host *gr_host__open(const struct gr_host_opts *o)
 			    "frames of off-CPU stacks go unnamed",
 			    strerror(gr_stacks__ksyms_error(h->stacks)));
 	h->cgroups = gr_cgroups__new();
-	GR_HOST_LOG(h, "host: recording%s%s%s (%s)",
-		    gr_host__running(h, GR_FAM_proc) ? " processes" : "",
-		    gr_host__running(h, GR_FAM_sched) ? ", scheduling" : "",
-		    gr_host__running(h, GR_FAM_io) ? ", block and file I/O" : "",
+	char fams[GR_NFAMILIES * 32] = "";
+	size_t n = 0;
+	for (int f = 0; f < GR_NFAMILIES && n < sizeof(fams); f++)
+		if (gr_host__running(h, (enum gr_family)f))
+			n += (size_t)snprintf(fams + n, sizeof(fams) - n, "%s%s",
+					      n ? ", " : "", gr_families[f].status);
+	GR_HOST_LOG(h, "host: recording %s (%s)", fams,
 		    o->trace_all ? "every process" : "processes that use CUDA");
 	return h;
 }
