@@ -68,17 +68,22 @@ SYM_SRC   := recorder/sym/elfsyms.c recorder/sym/stubreg.c \
              recorder/sym/elfcache.c recorder/keymap.c
 # The probe families (recorder/families.def), each a folder
 # recorder/NAME/ with its BPF side NAME.bpf.c, the records both sides share
-# NAME.h, its lifecycle NAME.c and its pure decoders decode.c.
+# NAME.h, its lifecycle NAME.c and its pure decoders decode.c.  The host
+# unit's families are these files alone; the CUDA family's are above.
 OPAREN := (
 FAMILIES := $(shell sed -n 's/^GR_FAMILY$(OPAREN)\([a-z0-9_]*\),.*/\1/p' \
 		recorder/families.def)
+HOST_FAMILIES := $(shell sed -n \
+		's/^GR_FAMILY$(OPAREN)\([a-z0-9_]*\), *host,.*/\1/p' \
+		recorder/families.def)
 # The decoders alone: no BPF, no skeleton (the unit tests link them).
-DECODE_SRC := recorder/sched/decode.c recorder/io/decode.c \
-              recorder/proc/decode.c recorder/family.c
+DECODE_SRC := $(foreach f,$(HOST_FAMILIES),recorder/$(f)/decode.c) \
+              recorder/family.c
 # Uprobes in bulk (libbpf: not in the unit tests' link).
 ULINK_SRC := recorder/ulink.c
-REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) $(ULINK_SRC) recorder/host.c recorder/cgroup.c \
-               recorder/sched/sched.c recorder/io/io.c recorder/proc/proc.c \
+REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) $(ULINK_SRC) recorder/host.c \
+               recorder/cgroup.c \
+               $(foreach f,$(HOST_FAMILIES),recorder/$(f)/$(f).c) \
                recorder/proc/ptab.c recorder/sym/stacks.c $(DECODE_SRC)
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 REC_SRC   += recorder/sandbox.c recorder/nonss.c
@@ -97,7 +102,7 @@ $(B)/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c >$@.tmp && mv $@.tmp $@
 
 BPF_CFLAGS = -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf -I.
-# Objects still in bpf/ (a family not yet in its folder, the bench's).
+# Objects in bpf/: the bench's probe_cost.
 $(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/common.bpf.h $(B)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -109,14 +114,14 @@ $(B)/$(1).bpf.o: recorder/$(1)/$(1).bpf.c recorder/$(1)/$(1).h \
 		bpf/common.bpf.h $(B)/vmlinux.h
 	$$(CLANG) $$(BPF_CFLAGS) -c $$< -o $$@
 endif
-$(B)/obj/recorder/$(1).o $(B)/asan/obj/recorder/$(1).o \
 $(B)/obj/recorder/$(1)/$(1).o $(B)/asan/obj/recorder/$(1)/$(1).o: \
 		$(B)/$(1).skel.h
 endef
 $(foreach f,$(FAMILIES),$(eval $(call family_rules,$(f))))
 
 # The host families share proc's GR_TRACKED_WORDS.
-$(B)/sched.bpf.o $(B)/io.bpf.o: recorder/proc/proc.h
+$(patsubst %,$(B)/%.bpf.o,$(filter-out proc,$(HOST_FAMILIES))): \
+		recorder/proc/proc.h
 
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@

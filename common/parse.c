@@ -360,3 +360,14 @@ int gr_format_time(int64_t ns, char *buf, size_t len)
 	}
 	return 0;
 }
+
+int gr_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Returns the value of hex digit @c (0-9, a-f, A-F), or -1 if it is not
+ * one. */
+int gr_hexval(char c);
+
 /* Buffer size that always fits gr_format_time()'s output, NUL included. */
 #define GR_TIME_BUF 31
 

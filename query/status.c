@@ -55,6 +55,17 @@ struct problem {
 	char *path, *reason;
 };
 
+/* The probe families, in recorder/families.def's order, by their key in
+ * status.json: the host unit's are booleans in its "host" object, the
+ * CUDA unit's its object's "enabled". */
+static const char *const family_names[] = {
+#define GR_FAMILY(name, unit, status) status,
+#include "recorder/families.def"
+};
+#define NFAMILIES ((int)(sizeof(family_names) / sizeof(family_names[0])))
+#define FAMILY_PATH_host(key) "$.host." key
+#define FAMILY_PATH_cuda(key) "$." key ".enabled"
+
 /* What the recorder left in status.json, and whether it still runs. */
 struct recorder {
 	const char *state;   /* none, recording, stopped, stale, stalled,
@@ -64,7 +75,7 @@ struct recorder {
 	int read_errno;      /* status.json exists but could not be read */
 	int64_t pid, started_ns, updated_ns; /* -1: absent */
 	char *version, *segment;
-	int families;        /* -1 absent; bits: cuda, processes, sched, io */
+	int families;        /* -1 absent; bit i: family_names[i] runs */
 	char *json;          /* status.json, compacted; NULL if none or bad */
 	/* Its "drops": what the running (or last) gpurecd counted lost
 	 * since it started, by source, and of the store's own losses those
@@ -273,10 +284,11 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 		" json_extract(?1, '$.version'),"
 		" json_extract(?1, '$.started_ns'),"
 		" json_extract(?1, '$.updated_ns'),"
-		" json_extract(?1, '$.segment'),"
-		" json_type(?1, '$.cuda.enabled'),"
-		" json_type(?1, '$.host.processes'),"
-		" json_type(?1, '$.host.sched'), json_type(?1, '$.host.io')";
+		" json_extract(?1, '$.segment')"
+#define GR_FAMILY(name, unit, status)                                          \
+		", json_type(?1, '" FAMILY_PATH_##unit(status) "')"
+#include "recorder/families.def"
+		;
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(c->mem, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -297,7 +309,7 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 		if (sqlite3_column_type(st, 7) == SQLITE_TEXT)
 			r->segment = col_dup(st, 7);
 		r->families = 0;
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < NFAMILIES; i++) {
 			const char *t = (const char *)sqlite3_column_text(st,
 									 8 + i);
 			if (t && strcmp(t, "true") == 0)
@@ -648,9 +660,6 @@ static void json_opt_int(struct gr_json *j, const char *key, int64_t v)
 		gr_json__int(j, key, v);
 }
 
-static const char *const family_names[] = { "cuda", "processes", "sched",
-					    "io" };
-
 static void json_recorder(struct gr_json *j, const struct ctx *c,
 			  const struct recorder *r)
 {
@@ -671,7 +680,7 @@ static void json_recorder(struct gr_json *j, const struct ctx *c,
 		gr_json__null(j, "families");
 	} else {
 		gr_json__begin(j, "families", '{');
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < NFAMILIES; i++)
 			gr_json__bool(j, family_names[i], r->families >> i & 1);
 		gr_json__end(j, '{');
 	}
@@ -932,7 +941,7 @@ static void text_recorder(FILE *f, const struct ctx *c,
 	if (r->families >= 0) {
 		const char *sep = "probe families: ";
 		fprintf(f, "%-10s ", "");
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < NFAMILIES; i++)
 			if (r->families >> i & 1) {
 				fprintf(f, "%s%s", sep, family_names[i]);
 				sep = ", ";

@@ -30,7 +30,10 @@ struct gr_config {
 	int64_t min_age_ns;	/* retention spares younger segments (0) */
 	char **cuda_libs;	/* the file's entries, then the command line's */
 	int ncuda_libs;
-	int no_cuda, no_sched, no_io, verbose, check_config;
+	/* Each family's off switch (no_cuda, ...): families.def's keys. */
+#define GR_FAMILY_KEY(name, key, field, help) int field;
+#include "recorder/families.def"
+	int verbose, check_config;
 	int sched_all;		/* trace every process, not only CUDA ones */
 	int64_t offcpu_min_ns, runq_min_ns, file_io_min_ns; /* thresholds */
 	int help, version;	/* set when --help / --version given */

@@ -1,5 +1,11 @@
-/* family.c - the table of recorder/families.def. */
+/* family.c - the table of recorder/families.def, and the families'
+ * `drops` rows. */
 #include "recorder/family.h"
+
+#include <string.h>
+
+#include "recorder/row.h"
+#include "store/store.h"
 
 #define GR_FAMILY_DROPS(name, ...)                                             \
 	static const char *const drops_##name[] = { __VA_ARGS__ };
@@ -15,6 +21,31 @@ const struct gr_family_info gr_families[GR_NFAMILIES] = {
 #define GR_FAMILY_DROPS(name_, ...)                                            \
 	[GR_FAM_##name_].drops = drops_##name_,                                \
 	[GR_FAM_##name_].ndrops =                                              \
-		(int)(sizeof(drops_##name_) / sizeof(drops_##name_[0])),
+		GR_FAMILY_NDROPS_##name_,
 #include "recorder/families.def"
 };
+
+void gr_family__drop_row(struct gr_writer *w, const char *source, uint64_t n,
+			 int64_t ts)
+{
+	struct gr_row r;
+	gr_row__init(&r, GR_T_drops);
+	r.nm = 1ull << GR_drops_pid | 1ull << GR_drops_tid |
+	       1ull << GR_drops_comm;
+	r.v[GR_drops_ts] = ts;
+	r.v[GR_drops_source] = gr_writer__intern(w, source, strlen(source));
+	r.v[GR_drops_count] = (int64_t)n;
+	gr_writer__append(w, GR_T_drops, r.v, r.nm);
+}
+
+void gr_family__drops(struct gr_writer *w, enum gr_family f,
+		      const uint64_t *now, uint64_t *seen, int64_t ts)
+{
+	for (int i = 0; i < gr_families[f].ndrops; i++) {
+		uint64_t n = now[i];
+		if (n == seen[i])
+			continue;
+		gr_family__drop_row(w, gr_families[f].drops[i], n - seen[i], ts);
+		seen[i] = n;
+	}
+}

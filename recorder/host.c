@@ -203,10 +203,13 @@ struct gr_host *gr_host__open(const struct gr_host_opts *o)
 			    "frames of off-CPU stacks go unnamed",
 			    strerror(gr_stacks__ksyms_error(h->stacks)));
 	h->cgroups = gr_cgroups__new();
-	GR_HOST_LOG(h, "host: recording%s%s%s (%s)",
-		    gr_host__running(h, GR_FAM_proc) ? " processes" : "",
-		    gr_host__running(h, GR_FAM_sched) ? ", scheduling" : "",
-		    gr_host__running(h, GR_FAM_io) ? ", block and file I/O" : "",
+	char fams[GR_NFAMILIES * 32] = "";
+	size_t n = 0;
+	for (int f = 0; f < GR_NFAMILIES && n < sizeof(fams); f++)
+		if (gr_host__running(h, (enum gr_family)f))
+			n += (size_t)snprintf(fams + n, sizeof(fams) - n, "%s%s",
+					      n ? ", " : "", gr_families[f].status);
+	GR_HOST_LOG(h, "host: recording %s (%s)", fams,
 		    o->trace_all ? "every process" : "processes that use CUDA");
 	return h;
 }
@@ -260,32 +263,11 @@ void gr_host__track(struct gr_host *h, uint32_t pid)
 
 /* ---- flush: drops rows ------------------------------------------------------ */
 
-static void drop_row(struct gr_host *h, const char *source, uint64_t n,
-		     int64_t ts)
-{
-	struct gr_row r;
-	gr_row__init(&r, GR_T_drops);
-	r.nm = 1ull << GR_drops_pid | 1ull << GR_drops_tid |
-	       1ull << GR_drops_comm;
-	r.v[GR_drops_ts] = ts;
-	r.v[GR_drops_source] = intern(h, source);
-	r.v[GR_drops_count] = (int64_t)n;
-	gr_writer__append(h->o.w, GR_T_drops, r.v, r.nm);
-}
-
 static void family_drops(struct gr_host *h, enum gr_family f, int64_t ts)
 {
 	struct gr_hfam *x = &h->fam[f];
-	if (!x->skel)
-		return;
-	for (int i = 0; i < gr_families[f].ndrops; i++) {
-		uint64_t now = x->drops[i];
-		if (now == x->drops_seen[i])
-			continue;
-		drop_row(h, gr_families[f].drops[i], now - x->drops_seen[i],
-			 ts);
-		x->drops_seen[i] = now;
-	}
+	if (x->skel)
+		gr_family__drops(h->o.w, f, x->drops, x->drops_seen, ts);
 }
 
 void gr_host__flush(struct gr_host *h, int64_t now_ns)
@@ -300,8 +282,8 @@ void gr_host__flush(struct gr_host *h, int64_t now_ns)
 			family_drops(h, (enum gr_family)f, now_ns);
 	family_drops(h, GR_FAM_proc, now_ns);
 	if (h->user_drops != h->user_drops_seen) {
-		drop_row(h, "host:store", h->user_drops - h->user_drops_seen,
-			 now_ns);
+		gr_family__drop_row(h->o.w, "host:store",
+				    h->user_drops - h->user_drops_seen, now_ns);
 		h->user_drops_seen = h->user_drops;
 	}
 	gr_proc__flush(h);

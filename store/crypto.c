@@ -31,6 +31,8 @@
 #include <openssl/params.h>
 #include <openssl/rand.h>
 
+#include "common/parse.h"
+
 #define SHA256_FILE_BUF (64 * 1024)
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -266,27 +268,16 @@ void gr_hex(const uint8_t *p, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int gr_unhex(const char *s, size_t n, uint8_t *out)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		int hi = hexval(s[2 * i]), lo;
+		int hi = gr_hexval(s[2 * i]), lo;
 
 		if (hi < 0)
 			return -EINVAL;
-		lo = hexval(s[2 * i + 1]);
+		lo = gr_hexval(s[2 * i + 1]);
 		if (lo < 0)
 			return -EINVAL;
 		out[i] = (uint8_t)(hi << 4 | lo);

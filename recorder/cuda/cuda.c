@@ -38,6 +38,7 @@
 
 #include "cuda.skel.h"
 #include "recorder/cuda/internal.h"
+#include "recorder/family.h"
 
 static int64_t intern(struct gr_cuda *c, const char *s)
 {
@@ -252,28 +253,18 @@ int gr_cuda__poll(struct gr_cuda *c)
 	return ring_buffer__consume(c->rb);
 }
 
+_Static_assert((int)GR_FAMILY_NDROPS_cuda == (int)GR_DROP_NSLOTS,
+	       "families.def names each of cuda.bpf.c's drop counters");
+
 void gr_cuda__report_drops(struct gr_cuda *c, int64_t now_ns)
 {
-	static const char *const src[GR_DROP_NSLOTS] = {
-		"cuda:ringbuf", "cuda:depth", "cuda:unmatched" };
-	int64_t v[GR_MAX_COLS] = { 0 };
-	uint64_t nm = 1ull << GR_drops_pid | 1ull << GR_drops_tid |
-		      1ull << GR_drops_comm;
-	v[GR_drops_ts] = now_ns;
-	for (int i = 0; i < GR_DROP_NSLOTS; i++) {
-		uint64_t now = c->skel->bss->drops[i];
-		if (now == c->drops_seen[i])
-			continue;
-		v[GR_drops_source] = intern(c, src[i]);
-		v[GR_drops_count] = (int64_t)(now - c->drops_seen[i]);
-		c->drops_seen[i] = now;
-		gr_writer__append(c->o.w, GR_T_drops, v, nm);
-	}
+	gr_family__drops(c->o.w, GR_FAM_cuda,
+			 (const uint64_t *)c->skel->bss->drops, c->drops_seen,
+			 now_ns);
 	if (c->user_drops != c->user_drops_seen) {
-		v[GR_drops_source] = intern(c, "cuda:store");
-		v[GR_drops_count] = (int64_t)(c->user_drops - c->user_drops_seen);
+		gr_family__drop_row(c->o.w, "cuda:store",
+				    c->user_drops - c->user_drops_seen, now_ns);
 		c->user_drops_seen = c->user_drops;
-		gr_writer__append(c->o.w, GR_T_drops, v, nm);
 	}
 }
 

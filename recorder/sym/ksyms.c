@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/parse.h"
 #include "recorder/sym/ksyms.h"
 
 #define KALLSYMS "/proc/kallsyms"
@@ -68,18 +69,6 @@ struct builder {
 	uint32_t line;		/* index of the next line */
 	int zeros;		/* a text symbol at address 0 was seen */
 };
-
-/* Returns the value of hex digit c, or -1 if c is not one. */
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Asks the kernel to fault in the whole pages of [p, p + len) now, in one
  * call. */
@@ -132,7 +121,7 @@ static int add_line(struct builder *b, const char *line, const char *eol)
 
 	if (eol == line)	/* a blank line, as at a final "\n\n" */
 		return 0;
-	while (q < eol && (d = hexval(*q)) >= 0) {
+	while (q < eol && (d = gr_hexval(*q)) >= 0) {
 		addr = addr << 4 | (uint64_t)d;
 		q++;
 		digits++;

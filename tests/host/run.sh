@@ -267,7 +267,7 @@ eqd "(exit) one exit row: exe, cmdline, exit_code 1792, start <= exit, ppid = th
 eqd "(exit) start_ts and exit_ts fall between this shell's clock readings (+-10 ms)" \
 	"$(q "SELECT start_ts >= $t_exit0 - 10000000, exit_ts <= $t_exit1 + 10000000 FROM process WHERE pid = $pid_exit AND exit_ts IS NOT NULL")" \
 	"1,1 " "SELECT start_ts - $t_exit0 AS start_after_fork, $t_exit1 - exit_ts AS exit_before_wait FROM process WHERE pid = $pid_exit"
-# The cgroup column: the v2 path (recorder/host.c, cgroup_of).
+# The cgroup column: the v2 path (recorder/proc/proc.c, cgroup_of).
 mycg=$(awk -F: '$1 == "0" && $2 == "" { print $3 }' /proc/self/cgroup)
 eq "(exit) its cgroup is this shell's" \
 	"$(q "SELECT cgroup FROM process WHERE pid = $pid_exit AND exit_ts IS NOT NULL")" "$mycg "

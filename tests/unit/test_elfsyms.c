@@ -1,6 +1,6 @@
 /* test_elfsyms.c - ELF function symbols, offsets, symbolizing, build ids
- * and demangling (recorder/elfsyms.c), and kernel names read from nvcc's
- * registration code in stripped files (recorder/stubreg.c).
+ * and demangling (recorder/sym/elfsyms.c), and kernel names read from
+ * nvcc's registration code in stripped files (recorder/sym/stubreg.c).
  *
  * Every expected offset and address is computed independently of libelf:
  * by parsing `readelf -Ws` (symbols) and `readelf -lW` (PT_LOAD headers)

@@ -1,4 +1,4 @@
-/* test_ksyms.c - the kernel symbolizer over kallsyms (recorder/ksyms.c).
+/* test_ksyms.c - the kernel symbolizer over kallsyms (recorder/sym/ksyms.c).
  *
  * Hand-written kallsyms files (unsorted, with data symbols that must be
  * skipped, a module symbol, aliases of each kind) pin down every lookup

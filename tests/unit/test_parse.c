@@ -329,6 +329,21 @@ TEST(round_trip_sweep)
 	}
 }
 
+TEST(hexval)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		CHECK_EQ_INT(gr_hexval(digits[i]), i);
+		if (i >= 10)
+			CHECK_EQ_INT(gr_hexval((char)(digits[i] - 'a' + 'A')), i);
+	}
+	const char *bad = "gG/:@`x ";
+	for (const char *c = bad; *c; c++)
+		CHECK_EQ_INT(gr_hexval(*c), -1);
+	CHECK_EQ_INT(gr_hexval('\0'), -1);
+	CHECK_EQ_INT(gr_hexval((char)0xff), -1);
+}
+
 TEST_MAIN(
 	TEST_ENTRY(size_ok)
 	TEST_ENTRY(size_bad)
@@ -340,4 +355,5 @@ TEST_MAIN(
 	TEST_ENTRY(format)
 	TEST_ENTRY(format_nospc)
 	TEST_ENTRY(round_trip_sweep)
+	TEST_ENTRY(hexval)
 )
