@@ -45,27 +45,6 @@ void gr_host__put(struct gr_host *h, const struct gr_row *r)
 
 /* ---- the one skeleton opener ------------------------------------------------ */
 
-static int link_add(struct gr_host *h, struct bpf_link *l)
-{
-	if (h->nlinks == h->links_cap) {
-		int cap = h->links_cap ? h->links_cap * 2 : 16;
-		void *p = realloc(h->links, (size_t)cap * sizeof(*h->links));
-		if (!p)
-			return -ENOMEM;
-		h->links = p;
-		h->links_cap = cap;
-	}
-	h->links[h->nlinks++] = l;
-	return 0;
-}
-
-/* Detaches what a family attached since h->nlinks was n0. */
-static void unlink_since(struct gr_host *h, int n0)
-{
-	while (h->nlinks > n0)
-		bpf_link__destroy(h->links[--h->nlinks]);
-}
-
 /* Attaches one program; logs and returns -errno if it cannot. */
 static int attach(struct gr_host *h, const char *fam, struct bpf_object *obj,
 		  const char *prog, int required)
@@ -80,11 +59,7 @@ static int attach(struct gr_host *h, const char *fam, struct bpf_object *obj,
 				    strerror(-err));
 		return err;
 	}
-	if (link_add(h, l)) {
-		bpf_link__destroy(l);
-		return -ENOMEM;
-	}
-	return 0;
+	return gr_ulinks__add(&h->links, l, 0);
 }
 
 /* Shares the tracked map: reuse the first loaded object's. */
@@ -114,7 +89,7 @@ static int add_rb(struct gr_host *h, struct bpf_object *obj,
 static int attach_all(struct gr_host *h, const char *fam,
 		      const struct gr_hfam_skel *k)
 {
-	int n0 = h->nlinks;
+	int n0 = h->links.n;
 	if (k->optional && attach(h, fam, k->obj, k->optional, 0))
 		GR_HOST_LOG(h, "%s: %s", fam, k->optional_msg);
 	for (const char *const *p = k->progs; *p; p++)
@@ -123,7 +98,7 @@ static int attach_all(struct gr_host *h, const char *fam,
 	if (add_rb(h, k->obj, k->on_record) == 0)
 		return 0;
 fail:
-	unlink_since(h, n0);
+	gr_ulinks__truncate(&h->links, n0);
 	return -1;
 }
 
@@ -220,9 +195,8 @@ void gr_host__close(struct gr_host *h)
 		return;
 	if (h->tracked_bits)
 		munmap(h->tracked_bits, GR_TRACKED_WORDS * sizeof(uint64_t));
-	for (int i = 0; i < h->nlinks; i++)
-		bpf_link__destroy(h->links[i]);
-	free(h->links);
+	struct gr_ulinks *all = &h->links;
+	gr_ulinks__detach(&all, 1);
 	ring_buffer__free(h->rb);
 	for (int f = 0; f < GR_NFAMILIES; f++)
 		if (h->fam[f].skel)

@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "recorder/family.h"
+#include "recorder/ulink.h"
 #include "recorder/host.h"
 #include "recorder/proc/ptab.h"
 #include "recorder/row.h"
@@ -29,8 +30,7 @@ struct gr_host {
 	int tracked_fd;		/* the shared map, owned by a skeleton */
 	uint64_t *tracked_bits;	/* it, mapped (GR_TRACKED_WORDS words) */
 	struct ring_buffer *rb;
-	struct bpf_link **links;
-	int nlinks, links_cap;
+	struct gr_ulinks links;
 	struct gr_ptab procs;
 	struct gr_cgroups *cgroups;
 	struct gr_stacks *stacks;	/* with sched: off-CPU stacks */

@@ -274,6 +274,15 @@ static void detach_one(struct gr_ulink *k)
 		close(k->fd);
 }
 
+void gr_ulinks__truncate(struct gr_ulinks *v, int n)
+{
+	while (v->n > n) {
+		struct gr_ulink *k = &v->v[--v->n];
+		v->probes -= k->probes;
+		detach_one(k);
+	}
+}
+
 struct detach_job {
 	struct gr_ulink *v;
 	int n, stride, first;

@@ -65,6 +65,10 @@ int gr_ulinks__attach(struct gr_ulinks *v, const struct gr_uprobe_progs *p,
  * Returns 0 or -ENOMEM (then l is destroyed). */
 int gr_ulinks__add(struct gr_ulinks *v, struct bpf_link *l, int probes);
 
+/* Detaches the links added after the first n, one by one (a family's
+ * attachment undone). */
+void gr_ulinks__truncate(struct gr_ulinks *v, int n);
+
 /* Detaches every link of the nsets sets, from several threads at once
  * (the kernel's synchronizations then overlap), and empties them.
  * Returns the number of links detached. */
