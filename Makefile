@@ -338,6 +338,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth
 	$(B)/probe-cost $(MOCK)
 	bash bench/sched_bench.sh $(B)/gpurecd
+	bash bench/daemon_bench.sh $(B)/gpurecd $(MOCK)
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
 

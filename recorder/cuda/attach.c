@@ -340,6 +340,9 @@ int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
 		int r = attach_elf(c, path, n > 0 ? link : path, m->dev, m->ino);
 		if (r > 0)
 			total += r;
+		/* Reading a large library's symbols takes a while: drain
+		 * what the probes already attached recorded meanwhile. */
+		ring_buffer__consume(c->rb);
 	}
 	for (int i = 0; i < pm->n && !uses_cuda; i++) {
 		struct seen *s = gr_keymap__get(&c->seen, pm->m[i].dev, pm->m[i].ino);
