@@ -65,7 +65,7 @@ CUDA_SRC  := recorder/cuda/cuda.c recorder/cuda/attach.c \
              recorder/cuda/decode.c recorder/cuda/apis.c
 SYM_SRC   := recorder/sym/elfsyms.c recorder/sym/stubreg.c \
              recorder/sym/ksyms.c recorder/sym/procmaps.c \
-             recorder/sym/elfcache.c recorder/keymap.c
+             recorder/sym/elfcache.c recorder/sym/stacks.c recorder/keymap.c
 # The probe families (recorder/families.def), each a folder
 # recorder/NAME/ with its BPF side NAME.bpf.c, the records both sides share
 # NAME.h, its lifecycle NAME.c and its pure decoders decode.c.  The host
@@ -84,7 +84,7 @@ ULINK_SRC := recorder/ulink.c
 REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) $(ULINK_SRC) recorder/host.c \
                recorder/cgroup.c \
                $(foreach f,$(HOST_FAMILIES),recorder/$(f)/$(f).c) \
-               recorder/proc/ptab.c recorder/sym/stacks.c $(DECODE_SRC)
+               recorder/proc/ptab.c $(DECODE_SRC)
 REC_SRC   := recorder/gpurecd.c recorder/config.c $(REC_LIB_SRC)
 REC_SRC   += recorder/sandbox.c recorder/nonss.c
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))

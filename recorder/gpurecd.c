@@ -10,7 +10,10 @@
  * exit 0).  Writing a block is the only blocking work and runs once per
  * flush interval; the ring buffer absorbs bursts meanwhile, and what does
  * not fit is counted in `drops`, never waited for: a slow disk never
- * stalls the traced processes.
+ * stalls the traced processes.  The one other thread is the loader of the
+ * ELF cache that CUDA kernel naming and off-CPU stacks share
+ * (recorder/sym/elfcache.h): it reads large libraries' symbols off the
+ * loop.
  *
  * gpurecd opens no network socket: sd_notify uses an AF_UNIX datagram.
  * Once the probes are attached it sandboxes itself (recorder/sandbox.c):
@@ -44,6 +47,7 @@
 #include "recorder/cuda/family.h"
 #include "recorder/host.h"
 #include "recorder/sandbox.h"
+#include "recorder/sym/elfcache.h"
 #include "store/crypto.h"
 #include "store/store.h"
 
@@ -67,6 +71,7 @@ static struct {
 	struct gr_writer *w;
 	struct gr_cuda *cuda;
 	struct gr_host *host;
+	struct gr_elfcache *elfs; /* the families' one ELF cache */
 	uv_loop_t *loop;
 	uv_timer_t flush_timer, scan_timer, stop_timer;
 	uv_signal_t sigint, sigterm;
@@ -622,6 +627,7 @@ static int open_host(void)
 		.offcpu_min_ns = d.cfg.offcpu_min_ns,
 		.runq_min_ns = d.cfg.runq_min_ns,
 		.file_io_min_ns = d.cfg.file_io_min_ns,
+		.elfs = d.elfs,
 	};
 	int any = 0;
 #define GR_FAMILY_KEY(name, key, field, help)                                  \
@@ -645,7 +651,8 @@ static int open_cuda(void)
 	struct gr_cuda_opts co = { .w = d.w, .log = logf_,
 				   .clock_offset_ns = d.clock_offset_ns,
 				   .verbose = d.cfg.verbose,
-				   .on_pid = d.host ? track_pid : NULL };
+				   .on_pid = d.host ? track_pid : NULL,
+				   .elfs = d.elfs };
 	if (!(d.cuda = gr_cuda__open(&co))) {
 		logf_("cuda: probe family disabled (see above); other "
 		      "families continue");
@@ -659,9 +666,25 @@ static int open_cuda(void)
 	return 0;
 }
 
+/* The ELF cache the CUDA family (kernel naming) and the sched family
+ * (off-CPU stacks) share, if either is wanted: one loader thread, started
+ * here, before the sandbox, which cuts its capabilities with the main
+ * thread's (recorder/sandbox.c); freed in finish(), after the families.
+ * Without it, CUDA reads files on the loop and stacks go unnamed. */
+static void open_elfcache(void)
+{
+	if (d.cfg.no_cuda && d.cfg.no_sched)
+		return;
+	if (!(d.elfs = gr_elfcache__new(1)))
+		logf_("cannot start the ELF loader thread (%s): CUDA kernel "
+		      "names are read on the event loop, off-CPU stacks' user "
+		      "frames go unnamed", strerror(errno));
+}
+
 static void open_families(void)
 {
 	int any = 0;
+	open_elfcache();
 	for (int i = NUNITS - 1; i >= 0; i--) {
 		struct unit *u = &units[i];
 		if (u->open())
@@ -732,6 +755,7 @@ static int finish(void)
 	for (int i = 0; i < NUNITS; i++)
 		if (units[i].open_)
 			units[i].close();
+	gr_elfcache__free(d.elfs); /* the families used it */
 	close(d.dirfd);
 	free(d.rescans);
 	gr_config__free(&d.cfg);

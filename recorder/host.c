@@ -173,7 +173,7 @@ struct gr_host *gr_host__open(const struct gr_host_opts *o)
 	}
 	map_tracked(h);
 	if (gr_host__running(h, GR_FAM_sched) &&
-	    (h->stacks = gr_stacks__new()) && gr_stacks__ksyms_error(h->stacks))
+	    (h->stacks = gr_stacks__new(o->elfs)) && gr_stacks__ksyms_error(h->stacks))
 		GR_HOST_LOG(h, "sched: cannot read /proc/kallsyms (%s): kernel "
 			    "frames of off-CPU stacks go unnamed",
 			    strerror(gr_stacks__ksyms_error(h->stacks)));

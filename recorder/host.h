@@ -17,6 +17,7 @@
 
 struct gr_writer;
 struct gr_host;
+struct gr_elfcache;
 
 struct gr_host_opts {
 	struct gr_writer *w;
@@ -27,6 +28,11 @@ struct gr_host_opts {
 					 * whenever the host unit does) */
 	int trace_all;
 	int64_t offcpu_min_ns, runq_min_ns, file_io_min_ns;
+	/* The daemon's shared ELF cache (recorder/sym/elfcache.h), with a
+	 * loader thread, naming off-CPU stacks' user frames: used, not
+	 * freed, so it must outlive the host unit.  NULL: user frames go
+	 * unnamed. */
+	struct gr_elfcache *elfs;
 	int record_self;		/* tests only */
 };
 

@@ -14,11 +14,11 @@
  *    capset then gives up; without CAP_SETPCAP (the unit's non-root user)
  *    the bounding set is the service manager's to set, and is left.
  *    Linux keeps capabilities per thread, and capset(2) changes only the
- *    calling one: the host family's ELF loader thread (and any other
- *    started before the sandbox) would keep root's full set.  So every
- *    other thread is signalled to cut its own, as glibc does for setuid
- *    and libcap's psx for capabilities, and answers before the next one
- *    is asked.  Threads started later inherit the cut set.
+ *    calling one: the ELF cache's loader thread (recorder/sym/elfcache.h,
+ *    started before the sandbox; and any other) would keep root's full
+ *    set.  So every other thread is signalled to cut its own, as glibc
+ *    does for setuid and libcap's psx for capabilities, and answers
+ *    before the next one is asked.  Threads started later inherit the cut set.
  *
  * 3. A seccomp filter, on every thread at once (SECCOMP_FILTER_FLAG_TSYNC),
  *    whose default is to allow: an allowlist would have to name every call

@@ -5,7 +5,8 @@
  * caller of gr_elfcache__wait takes it off the queue and reads it itself.
  * Only the thread that moved an entry to LOADING reads its file, so each
  * file is read once; `done` wakes the waiters of an entry another thread
- * is reading.
+ * is reading.  In gpurecd the callers are the event loop (CUDA kernel
+ * naming's get and wait, off-CPU stacks' get) and the one loader thread.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -10,11 +10,16 @@
  * one that cannot do without it asks with gr_elfcache__wait (reads the
  * file at once, on the caller's thread, unless the loader already is).
  *
- * One cache with one loader thread is meant to serve every family of
- * gpurecd: a thread more is visible (the sandbox's log line counts them),
- * and a file read twice is memory twice.  A cache made without a loader
- * reads every file on the caller's thread, when first asked: get behaves
- * as wait.
+ * gpurecd makes one cache with one loader thread, before its sandbox
+ * (which cuts the loader's capabilities with the main thread's), and
+ * hands it to every family that names addresses: the CUDA family's kernel
+ * naming (gr_cuda_opts.elfs) and the sched family's off-CPU stacks
+ * (gr_host_opts.elfs, stacks.h), which only ever get; it frees the cache
+ * after closing them.  A second cache would be a thread more (the
+ * sandbox's log line counts them) and a file read twice, memory twice.
+ * A cache made without a loader (the CUDA family's own, when it is given
+ * none; unit tests) reads every file on the caller's thread, when first
+ * asked: get behaves as wait.
  *
  * A file is opened through /proc/PID/map_files of a process that maps it
  * (procmaps.h), so mount namespaces and deleted files do not matter; a

@@ -1,13 +1,21 @@
-/* stacks.c - off-CPU stacks folded and named (stacks.h). */
+/* stacks.c - off-CPU stacks folded and named (stacks.h).
+ *
+ * User frames are named from the ELF file mapped at each address, taken
+ * from the daemon's one ELF cache (elfcache.h), which the CUDA family's
+ * kernel naming shares: a file both need is read once.  Stacks only ever
+ * ask with gr_elfcache__get, which never reads a file on the caller's
+ * thread when the cache has a loader; until the loader has read a file,
+ * its frames read "[file+0xoffset]", which can be symbolized offline.
+ */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "recorder/sym/elfcache.h"
 #include "recorder/sym/elfsyms.h"
 #include "recorder/sym/ksyms.h"
 #include "recorder/sym/stacks.h"
@@ -15,39 +23,10 @@
 #define PREFETCH_MAX (64ll << 20)	/* ELF files read when traced */
 #define MAPS_REREAD_NS 1000000000ll		/* at most once a second */
 
-/* ---- ELF files for user frames, by (dev, ino) ---------------------------- */
-
-/* Reading a large library's symbols takes a second or more (libtorch_cpu),
- * and the loop must keep draining the ring buffers meanwhile, or the CUDA
- * family's buffer overflows during a PyTorch start (measured on an H100:
- * 4019 records lost).  So files are read by a loader thread; until one is
- * ready, its frames read "[file+0xoffset]", which can be symbolized
- * offline. */
-struct elfent {
-	struct elfent *next;	/* in its bucket */
-	struct elfent *qnext;	/* in the loader's queue */
-	uint64_t dev, ino;
-	uint32_t pid;		/* a process that mapped it */
-	struct gr_mapping m;	/* there (m.path owned) */
-	int ready;		/* under loader.mu */
-	struct gr_elf *e;	/* once ready: NULL if it could not be read */
-};
-
-#define NELFB 256
-
-struct loader {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct elfent *head, *tail;
-	int stop, started;
-};
-
 struct gr_stacks {
 	struct gr_ksyms *ksyms;
 	int ksyms_err;
-	struct elfent *elfs[NELFB];
-	struct loader ld;
+	struct gr_elfcache *elfs;	/* the daemon's; not ours to free */
 };
 
 static int64_t now_boot_ns(void)
@@ -91,83 +70,22 @@ void gr_pmaps__free(struct gr_pmaps *pm)
 	gr_maps__free(&pm->maps);
 }
 
-static void *open_elf(const char *path)
-{
-	return gr_elf__open(path);
-}
-
-static void *loader_main(void *arg)
-{
-	struct loader *ld = arg;
-	pthread_mutex_lock(&ld->mu);
-	for (;;) {
-		while (!ld->head && !ld->stop)
-			pthread_cond_wait(&ld->cv, &ld->mu);
-		if (ld->stop)
-			break;
-		struct elfent *x = ld->head;
-		ld->head = x->qnext;
-		if (!ld->head)
-			ld->tail = NULL;
-		pthread_mutex_unlock(&ld->mu);
-		struct gr_elf *e = gr_maps__open(x->pid, &x->m, open_elf);
-		pthread_mutex_lock(&ld->mu);
-		x->e = e;
-		x->ready = 1;
-	}
-	pthread_mutex_unlock(&ld->mu);
-	return NULL;
-}
-
-/* The ELF of a mapping if the loader has read it; else NULL, and it is
- * queued for reading if it was not yet. */
+/* The ELF of a mapping if the cache's loader has read it; else NULL, and
+ * it is queued for reading if it was not yet.  Without a cache, NULL. */
 static struct gr_elf *elf_of(struct gr_stacks *s, uint32_t pid,
 			     const struct gr_mapping *m)
 {
-	size_t b = (size_t)((m->dev * 31 + m->ino) % NELFB);
-	struct gr_elf *e = NULL;
-	for (struct elfent *x = s->elfs[b]; x; x = x->next)
-		if (x->dev == m->dev && x->ino == m->ino) {
-			pthread_mutex_lock(&s->ld.mu);
-			if (x->ready)
-				e = x->e;
-			pthread_mutex_unlock(&s->ld.mu);
-			return e;
-		}
-	if (!s->ld.started)
-		return NULL;
-	struct elfent *x = calloc(1, sizeof(*x));
-	if (!x)
-		return NULL;
-	x->pid = pid;
-	x->m = *m;
-	x->m.path = m->path ? strdup(m->path) : NULL;
-	x->dev = m->dev;
-	x->ino = m->ino;
-	x->next = s->elfs[b];
-	s->elfs[b] = x;
-	pthread_mutex_lock(&s->ld.mu);
-	if (s->ld.tail)
-		s->ld.tail->qnext = x;
-	else
-		s->ld.head = x;
-	s->ld.tail = x;
-	pthread_cond_signal(&s->ld.cv);
-	pthread_mutex_unlock(&s->ld.mu);
-	return NULL;
+	return s->elfs ? gr_elfcache__get(s->elfs, pid, m, NULL) : NULL;
 }
 
-struct gr_stacks *gr_stacks__new(void)
+struct gr_stacks *gr_stacks__new(struct gr_elfcache *elfs)
 {
 	struct gr_stacks *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	if (!(s->ksyms = gr_ksyms__load(NULL)))
 		s->ksyms_err = errno;
-	pthread_mutex_init(&s->ld.mu, NULL);
-	pthread_cond_init(&s->ld.cv, NULL);
-	if (pthread_create(&s->ld.thread, NULL, loader_main, &s->ld) == 0)
-		s->ld.started = 1;
+	s->elfs = elfs;
 	return s;
 }
 
@@ -180,20 +98,6 @@ void gr_stacks__free(struct gr_stacks *s)
 {
 	if (!s)
 		return;
-	if (s->ld.started) {
-		pthread_mutex_lock(&s->ld.mu);
-		s->ld.stop = 1;
-		pthread_cond_signal(&s->ld.cv);
-		pthread_mutex_unlock(&s->ld.mu);
-		pthread_join(s->ld.thread, NULL);
-	}
-	for (int i = 0; i < NELFB; i++)
-		for (struct elfent *x = s->elfs[i], *nx; x; x = nx) {
-			nx = x->next;
-			gr_elf__close(x->e);
-			free(x->m.path);
-			free(x);
-		}
 	gr_ksyms__free(s->ksyms);
 	free(s);
 }
@@ -206,7 +110,7 @@ void gr_stacks__prefetch(struct gr_stacks *s, uint32_t pid,
 	if (!s || read_maps(pid, pm))
 		return;
 	pm->read_ns = now_boot_ns();
-	for (int i = 0; i < pm->maps.n; i++) {
+	for (int i = 0; s->elfs && i < pm->maps.n; i++) {
 		const struct gr_mapping *m = &pm->maps.m[i];
 		char path[128];
 		struct stat st;

@@ -1,10 +1,14 @@
 /* test_elfcache.c - the shared ELF cache (recorder/sym/elfcache.c): files
  * read once per (device, inode), in the background or at once, failures
- * remembered, a clean stop while the loader is busy.  Uses this test's
- * own mappings: no root needed. */
+ * remembered, a clean stop while the loader is busy, and stacks
+ * (recorder/sym/stacks.c) naming user frames through it without waiting.
+ * Uses this test's own mappings: no root needed. */
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "recorder/sym/elfcache.h"
+#include "recorder/sym/stacks.h"
 #include "test.h"
 
 /* A function of this binary to find by address. */
@@ -119,9 +123,48 @@ TEST(background_then_stop)
 	gr_maps__free(&pm);
 }
 
+/* Stacks ask the cache they are given and never wait: a frame in a file
+ * not read yet is "[file+0xoffset]", and named once the file is read,
+ * from the same entry the CUDA family's naming would use. */
+TEST(stacks_share_the_cache)
+{
+	struct gr_elfcache *ec = gr_elfcache__new(1);
+	CHECK(ec != NULL);
+	struct gr_stacks *s = gr_stacks__new(ec);
+	CHECK(s != NULL);
+	struct gr_pmaps pm = { 0 };
+	uint64_t addr = (uint64_t)(uintptr_t)&gr_elfcache_test_marker;
+	uint32_t pid = (uint32_t)getpid();
+	char *f = gr_stacks__fold(s, pid, &pm, &addr, 1, NULL, 0);
+	CHECK(f != NULL);
+	CHECK(f && !strncmp(f, "[test_elfcache+0x", 17));
+	free(f);
+	const struct gr_mapping *m = gr_maps__find(&pm.maps, addr);
+	CHECK(m != NULL);
+	CHECK(m && gr_elfcache__wait(ec, pid, m) != NULL);
+	f = gr_stacks__fold(s, pid, &pm, &addr, 1, NULL, 0);
+	CHECK_EQ_STR(f, "gr_elfcache_test_marker");
+	free(f);
+	int files, read;
+	gr_elfcache__counts(ec, &files, &read);
+	CHECK_EQ_INT(files, 1);
+	CHECK_EQ_INT(read, 1);
+	/* Without a cache, user frames go unnamed. */
+	gr_stacks__free(s);
+	s = gr_stacks__new(NULL);
+	CHECK(s != NULL);
+	f = gr_stacks__fold(s, pid, &pm, &addr, 1, NULL, 0);
+	CHECK(f && !strncmp(f, "[test_elfcache+0x", 17));
+	free(f);
+	gr_stacks__free(s);
+	gr_pmaps__free(&pm);
+	gr_elfcache__free(ec);
+}
+
 TEST_MAIN(
 	TEST_ENTRY(wait_reads_and_names)
 	TEST_ENTRY(failure_remembered)
 	TEST_ENTRY(background_then_stop)
+	TEST_ENTRY(stacks_share_the_cache)
 	TEST_ENTRY(no_loader)
 )
