@@ -2,8 +2,10 @@
  *
  * For the users that are not on a hot path (the Perfetto exporter's
  * tracks, and whatever else needs "this id, seen before?" once per row
- * group rather than once per event); the recorder's per-event tables stay
- * hand-tuned.  Linear probing in a power-of-two table kept at most half
+ * group rather than once per event).  The recorder keys its tables by two
+ * words ((dev, inode) of a file, (pid, handle) of what a process made) and
+ * looks them up per event: recorder/keymap.h, the same probing scheme with
+ * 128-bit keys and its entries walked in place.  Linear probing in a power-of-two table kept at most half
  * full, so a miss ends within a few slots.  Deletion shifts the entries
  * after the hole back (no tombstones), so probe chains stay exact and a
  * long run of put/del never degrades lookups.

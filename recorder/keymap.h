@@ -4,6 +4,8 @@
  * Values are non-NULL (NULL marks an empty slot).  Linear probing; a
  * delete shifts the rest of its run back, so there are no tombstones and
  * iterating e[0..cap) sees every live entry once.  Not thread-safe.
+ * common/hmap.h is the same scheme with one-word keys, for gpurec's
+ * users off the hot path.
  */
 #ifndef GR_KEYMAP_H
 #define GR_KEYMAP_H
