@@ -48,7 +48,7 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/manifest.c store/verify.c store/crypto.c store/fss.c \
              store/walview.c store/scan.c common/parse.c
 VTAB_SRC  := query/vtab.c query/vt_event.c query/vt_grouped.c \
-             query/vt_segments.c
+             query/vt_segments.c query/vt_runs.c
 QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
              query/aggregates.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \

@@ -101,6 +101,9 @@ int gr_vtab__register(sqlite3 *db, struct gr_qctx *q)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_module(db, "gpurec_segments",
 					   &gr_vt_segments_module, q);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_module(db, "gpurec_runs",
+					   &gr_vt_runs_module, q);
 	if (!q->warned && q->cat.nsegs &&
 	    !(q->warned = calloc((size_t)q->cat.nsegs, 1)))
 		return SQLITE_NOMEM;
@@ -111,7 +114,7 @@ int gr_vtab__register(sqlite3 *db, struct gr_qctx *q)
 			"CREATE VIRTUAL TABLE \"%w\" USING %s(%s)",
 			gr_tables[t].name,
 			gr_tables[t].flags & GR_TF_EVENT ? "gpurec_events" :
-							   "gpurec_segments",
+			t == GR_T_runs ? "gpurec_runs" : "gpurec_segments",
 			gr_tables[t].name);
 		if (!sql)
 			return SQLITE_NOMEM;

@@ -41,6 +41,7 @@ int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab);
 /* The modules (vt_event.c, vt_segments.c; sumtab.c has its own). */
 extern const sqlite3_module gr_vt_event_module;
 extern const sqlite3_module gr_vt_segments_module;
+extern const sqlite3_module gr_vt_runs_module;
 
 /* Creates one virtual table per table of the schema in db's main schema,
  * and the SQL functions window_since() and window_until() (the window's

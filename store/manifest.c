@@ -96,7 +96,7 @@ static int parse_line(struct gr_manifest_line *l, struct gr_manifest_entry *e)
 	int64_t v;
 
 	l->kind = GR_ML_BAD;
-	l->seq = l->at = l->events = l->epoch = -1;
+	l->seq = l->at = l->events = l->epoch = l->pid = -1;
 	if (!strchr(t, '\n') || sscanf(t, "%15s", word) != 1)
 		return -1;
 	l->v2 = field(t, "lh", l->lh, sizeof(l->lh)) == 0;
@@ -142,7 +142,7 @@ static int parse_line(struct gr_manifest_line *l, struct gr_manifest_entry *e)
 			return -1;
 		l->kind = GR_ML_DELETE;
 	} else if (strcmp(word, "start") == 0 && l->v2) {
-		if (l->at < 0 || field_i64(t, "pid", &v))
+		if (l->at < 0 || field_i64(t, "pid", &l->pid))
 			return -1;
 		l->kind = GR_ML_START;
 	} else if (strcmp(word, "stop") == 0 && l->v2) {
@@ -243,7 +243,7 @@ static int push_line(struct gr_manifest *m, const char *p, size_t n,
 	sha_hex(p, n, l->sha);
 	if (l->text[0] == '#' || strcmp(l->text, "\n") == 0) {
 		l->kind = GR_ML_BAD; /* a comment: skipped, still chained */
-		l->seq = l->at = l->events = l->epoch = -1;
+		l->seq = l->at = l->events = l->epoch = l->pid = -1;
 		return 0;
 	}
 	struct gr_manifest_entry e;

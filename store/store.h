@@ -136,6 +136,7 @@ struct gr_manifest_line {
 	int64_t seq;        /* seq=, or -1 */
 	int64_t at;         /* at=, or -1 */
 	int64_t events;     /* stop: events=, or -1 */
+	int64_t pid;        /* start: the writer's pid=, or -1 */
 	char lh[65];        /* lh= as written ("-": first line) */
 	char sha[65];       /* SHA-256 of this line's bytes with its '\n' */
 	int64_t epoch;      /* epoch=, or -1 when untagged */

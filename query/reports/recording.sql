@@ -1,9 +1,12 @@
 -- name: recording
--- description: what the recording holds: segments per host, span, disk use, events per table, drops by source, gaps between segments
+-- description: what the recording holds: segments per host, span, disk use, events per table, drops by source, the recorder's runs and the unrecorded time between them (a restart or a crash), gaps between segments
 -- param: gap_s=60 a gap between consecutive segments longer than this (seconds) is listed
 WITH s AS (
   SELECT *, lag(end_ts) OVER (PARTITION BY host ORDER BY start_ts) AS prev_end
   FROM segments
+), r AS (
+  SELECT *, lag(ended) OVER (PARTITION BY dir ORDER BY run) AS prev_ended
+  FROM runs
 ), e(tbl, n) AS (
   SELECT 'cuda_kernel', count(*) FROM cuda_kernel
   UNION ALL SELECT 'cuda_memcpy', count(*) FROM cuda_memcpy
@@ -30,6 +33,20 @@ UNION ALL
 SELECT 'events', tbl, NULL, n FROM e WHERE n > 0
 UNION ALL
 SELECT 'drops', source, NULL, sum(count) FROM drops GROUP BY source
+UNION ALL
+SELECT 'run', coalesce(host, dir) || ' #' || run || ' pid ' || pid,
+       start_ts || ' .. ' || coalesce(end_ts, 'now') || ' ' || ended,
+       round((end_ts - start_ts) / 1e9, 3)
+FROM r
+UNION ALL
+SELECT 'unrecorded', coalesce(host, dir) || ' ' || (start_ts - gap_ns) ||
+       ' .. ' || start_ts,
+       CASE prev_ended WHEN 'stopped' THEN 'restart: run ' || (run - 1) ||
+         ' stopped, run ' || run || ' started'
+       ELSE 'crash: run ' || (run - 1) || ' wrote no stop line, run ' ||
+         run || ' started' END,
+       round(gap_ns / 1e9, 3)
+FROM r WHERE gap_ns IS NOT NULL
 UNION ALL
 SELECT 'gap', host || ' ' || prev_end || ' .. ' || start_ts, path,
        round((start_ts - prev_end) / 1e9, 3)

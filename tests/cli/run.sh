@@ -33,10 +33,32 @@ eq "segments listed" "$(q --data "$A" sql 'SELECT count(*), sum(events), sum(sea
 
 qa() { "$GPUREC" --format csv "$@" 2>"$T/stderr" | tr -d '\r' | tail -n +2; }
 eq "report recording: segments, span, events, no gap over 60 s" \
-	"$(qa --data "$A" report recording | tr '\n' ' ')" \
+	"$(qa --data "$A" report recording | grep -v '^run,' | tr '\n' ' ')" \
 	"segments,alpha,\"5 sealed, $(q --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\",5 span,alpha,$S_NS .. $((S_NS + 99999000000)),99.999 events,cuda_kernel,,100000 "
 eq "report recording --param gap_s=0: the 1 ms between each two segments" \
 	"$(qa --data "$A" report recording --param gap_s=0 | grep -c '^gap,.*,0.001$')" 4
+
+# runs: each recorder run from the manifest's start and stop lines.  The
+# synthetic writer ran once on $A.
+eq "runs: one run, stopped, with its events" \
+	"$(q --data "$A" sql "SELECT run, ended, events, gap_ns IS NULL, host FROM runs")" "1,stopped,100000,1,alpha"
+# A run killed with -9, then one that stops, then one still running.
+R="$T/runs"
+"$SYNTH" --data "$R" --events 100000000 --rate 20000 --flush-every 200 --host beta >/dev/null 2>&1 &
+rp=$!
+sleep 0.8
+kill -9 "$rp"; wait "$rp" 2>/dev/null
+"$SYNTH" --data "$R" --events 300 --host beta >/dev/null 2>&1
+"$SYNTH" --data "$R" --events 100000000 --rate 20000 --flush-every 200 --host beta >/dev/null 2>&1 &
+rp=$!
+for _ in $(seq 100); do [ "$(grep -c '^start ' "$R/MANIFEST")" = 3 ] && break; sleep 0.05; done
+eq "runs: killed, stopped, running; pids; each gap from the run before" \
+	"$(q --data "$R" sql "SELECT group_concat(run || ':' || ended || ':' || coalesce(events, '-') || ':' || (pid > 0) || ':' || coalesce(gap_ns > 0, '-') || ':' || host, ' ') FROM runs")" \
+	"1:crashed:-:1:-:beta 2:stopped:300:1:1:beta 3:running:-:1:1:beta"
+eq "report recording: an unrecorded time per restart or crash, with its cause" \
+	"$(qa --data "$R" report recording | sed -n 's/^unrecorded,[^,]*,"\?\([a-z]*\):.*/\1/p' | tr '\n' ' ')" \
+	"crash restart "
+kill "$rp"; wait "$rp" 2>/dev/null
 
 at=$((S_NS + 10000000000))
 eq "report timeline: the 11 launches within 5 ms of a time, in order" \
@@ -200,7 +222,7 @@ user_error "option without its value" "option --data needs a value" sql "SELECT 
 # --- tables and schema ----------------------------------------------------
 eq "tables lists product.md's tables" \
 	"$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | sort | tr '\n' ' ')" \
-	"block_io cuda_api cuda_graph cuda_kernel cuda_mem cuda_memcpy cuda_memset cuda_sync drops file_io nccl offcpu process runq segments sum_api sum_kernel sum_memcpy "
+	"block_io cuda_api cuda_graph cuda_kernel cuda_mem cuda_memcpy cuda_memset cuda_sync drops file_io nccl offcpu process runq runs segments sum_api sum_kernel sum_memcpy "
 eq "schema cuda_kernel columns in order" \
 	"$("$GPUREC" --format csv schema cuda_kernel | tr -d '\r' | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" \
 	"ts host pid tid comm dur api kernel kernel_mangled grid_x grid_y grid_z block_x block_y block_z shared_mem stream ret "
@@ -356,7 +378,7 @@ def sql(d, q):
     return json.loads(out)
 args = [gpurec] + [a for d in dirs for a in ("--data", d)] + ["--format", "json", "status"]
 doc = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
-tables = [r["name"] for r in sql(dirs[0], "SELECT name FROM pragma_table_list WHERE schema = 'main' AND name NOT IN ('segments') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'sum_%' ORDER BY name")]
+tables = [r["name"] for r in sql(dirs[0], "SELECT name FROM pragma_table_list WHERE schema = 'main' AND name NOT IN ('segments', 'runs') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'sum_%' ORDER BY name")]
 assert list(doc) == ["now_ns", "dirs", "total"], list(doc)
 problems = []
 for d, s in zip(dirs, doc["dirs"]):
@@ -678,7 +700,7 @@ synth --data "$E" --events 3000 --start "$S_NS" --host alpha --table cuda_kernel
 mkdir "$X"
 EVENT_TABLES="cuda_kernel cuda_memcpy cuda_memset cuda_mem cuda_sync cuda_graph cuda_api nccl offcpu runq block_io file_io process drops"
 eq "export: the event tables are the schema's" \
-	"$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | grep -v '^segments$' | grep -v '^sum_' | tr '\n' ' ')" "$EVENT_TABLES "
+	"$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | grep -v '^segments$\|^runs$' | grep -v '^sum_' | tr '\n' ' ')" "$EVENT_TABLES "
 sq() { q --data "$E" sql "$1"; }
 eq "export: the recording has every kind of row" \
 	"$(sq "SELECT (SELECT count(*) FROM block_io WHERE pid IS NULL), (SELECT count(DISTINCT path) FROM file_io), (SELECT count(*) FROM drops)")" "375,7,3000"
