@@ -76,6 +76,9 @@ struct recorder {
 	int64_t pid, started_ns, updated_ns; /* -1: absent */
 	char *version, *segment;
 	int families;        /* -1 absent; bit i: family_names[i] runs */
+	/* Its "memory" (-1 absent): resident and peak, and the ELF cache's
+	 * symbol indexes, the biggest part gpurecd can name. */
+	int64_t rss, peak_rss, elf_files, elf_bytes;
 	char *json;          /* status.json, compacted; NULL if none or bad */
 	/* Its "drops": what the running (or last) gpurecd counted lost
 	 * since it started, by source, and of the store's own losses those
@@ -288,7 +291,10 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 #define GR_FAMILY(name, unit, status)                                          \
 		", json_type(?1, '" FAMILY_PATH_##unit(status) "')"
 #include "recorder/families.def"
-		;
+		", json_extract(?1, '$.memory.rss_bytes'),"
+		" json_extract(?1, '$.memory.peak_rss_bytes'),"
+		" json_extract(?1, '$.memory.elf_cache_read'),"
+		" json_extract(?1, '$.memory.elf_cache_bytes')";
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(c->mem, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -315,6 +321,10 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 			if (t && strcmp(t, "true") == 0)
 				r->families |= 1 << i;
 		}
+		r->rss = col_int(st, 8 + NFAMILIES);
+		r->peak_rss = col_int(st, 9 + NFAMILIES);
+		r->elf_files = col_int(st, 10 + NFAMILIES);
+		r->elf_bytes = col_int(st, 11 + NFAMILIES);
 	}
 	sqlite3_finalize(st);
 	if (!r->valid)
@@ -349,6 +359,7 @@ static void read_recorder(struct ctx *c, struct dstat *d)
 	int err;
 
 	r->pid = r->started_ns = r->updated_ns = -1;
+	r->rss = r->peak_rss = r->elf_files = r->elf_bytes = -1;
 	r->families = -1;
 	snprintf(path, sizeof(path), "%s/%s", d->path, STATUS_FILE);
 	char *text = read_small(path, &err);
@@ -948,6 +959,12 @@ static void text_recorder(FILE *f, const struct ctx *c,
 			}
 		fprintf(f, "%s\n", r->families ? "" : "probe families: none");
 	}
+	if (r->rss >= 0 && r->peak_rss >= 0)
+		fprintf(f, "%-10s memory %.1f MiB, peak %.1f MiB; ELF cache "
+			"%" PRId64 " files, %.1f MiB\n", "",
+			(double)r->rss / 1048576, (double)r->peak_rss / 1048576,
+			r->elf_files < 0 ? 0 : r->elf_files,
+			r->elf_bytes < 0 ? 0.0 : (double)r->elf_bytes / 1048576);
 }
 
 static void text_dir(FILE *f, const struct ctx *c, const struct dstat *d)

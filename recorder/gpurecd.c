@@ -172,6 +172,40 @@ static int status_drop(void *ctx, const char *source, uint64_t n)
 	return 0;
 }
 
+/* gpurecd's resident and peak resident memory (VmRSS, VmHWM), bytes; 0
+ * where /proc says nothing. */
+static void self_rss(uint64_t *rss, uint64_t *hwm)
+{
+	char line[128];
+	unsigned long long kb;
+	FILE *f = fopen("/proc/self/status", "re");
+	*rss = *hwm = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			*rss = (uint64_t)kb << 10;
+		else if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+			*hwm = (uint64_t)kb << 10;
+	}
+	fclose(f);
+}
+
+/* status.json's "memory": what gpurecd holds, and its biggest known
+ * part, the ELF cache's symbol indexes (docs/recorder.md, "Memory"). */
+static void render_memory(FILE *f)
+{
+	uint64_t rss, hwm, elf_bytes = 0;
+	int files = 0, read = 0;
+	self_rss(&rss, &hwm);
+	if (d.elfs)
+		gr_elfcache__usage(d.elfs, &files, &read, &elf_bytes);
+	fprintf(f, "\"memory\":{\"rss_bytes\":%" PRIu64 ",\"peak_rss_bytes\":%"
+		PRIu64 ",\"elf_cache_files\":%d,\"elf_cache_read\":%d,"
+		"\"elf_cache_bytes\":%" PRIu64 "},", rss, hwm, files, read,
+		elf_bytes);
+}
+
 /* DIR/status.json: what `gpurec status` shows about the recorder. Written
  * to a temporary file and renamed, so readers never see half of it; the
  * temporary file is made with O_EXCL|O_NOFOLLOW relative to the data
@@ -207,8 +241,10 @@ static void render_status(FILE *f, const char *state)
 			       gr_host__running(d.host, GR_FAM_##name) ?       \
 			       "true" : "false");)
 #include "recorder/families.def"
-	fprintf(f, "\"switch_ins_recovered\":%" PRIu64 "},\"drops_pending\":%"
-		PRIu64 ",\"drops\":{", gr_host__recovered(d.host),
+	fprintf(f, "\"switch_ins_recovered\":%" PRIu64 "},",
+		gr_host__recovered(d.host));
+	render_memory(f);
+	fprintf(f, "\"drops_pending\":%" PRIu64 ",\"drops\":{",
 		ws.drops_pending);
 	/* Every source counted since start: the probe families' ring
 	 * buffers and user space, and the store's own losses. */
@@ -746,6 +782,14 @@ static int finish(void)
 {
 	flush_all();
 	write_status("stopped");
+	uint64_t rss, hwm, elf_bytes = 0;
+	int files = 0, read = 0;
+	self_rss(&rss, &hwm);
+	if (d.elfs)
+		gr_elfcache__usage(d.elfs, &files, &read, &elf_bytes);
+	logf_("memory: peak RSS %.1f MiB, RSS %.1f MiB; ELF cache %d files "
+	      "read, %.1f MiB", (double)hwm / 1048576, (double)rss / 1048576,
+	      read, (double)elf_bytes / 1048576);
 	/* Seal first: the kernel takes tens of ms to remove each uprobe,
 	 * minutes on a big host, and a service manager's stop timeout must
 	 * not find the segment unsealed. */

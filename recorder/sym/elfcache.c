@@ -246,16 +246,28 @@ struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
 
 void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read)
 {
+	gr_elfcache__usage(ec, files, read, NULL);
+}
+
+void gr_elfcache__usage(struct gr_elfcache *ec, int *files, int *read,
+			uint64_t *bytes)
+{
 	int n = 0, r = 0;
+	uint64_t b = 0;
 	pthread_mutex_lock(&ec->mu);
 	for (size_t i = 0; i < ec->ents.cap; i++) {
 		struct ent *x = ec->ents.e[i].v;
 		if (!x)
 			continue;
 		n++;
-		r += x->state == READY && x->e;
+		if (x->state == READY && x->e) {
+			r++;
+			b += gr_elf__bytes(x->e);
+		}
 	}
 	pthread_mutex_unlock(&ec->mu);
 	*files = n;
 	*read = r;
+	if (bytes)
+		*bytes = b;
 }

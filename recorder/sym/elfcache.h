@@ -67,5 +67,8 @@ struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
 /* Counts, for logs and tests: files known (read or not), and of those,
  * the ones read into an ELF. */
 void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read);
+/* The same, and the memory the files read hold (gr_elf__bytes). */
+void gr_elfcache__usage(struct gr_elfcache *ec, int *files, int *read,
+			uint64_t *bytes);
 
 #endif

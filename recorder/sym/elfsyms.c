@@ -58,6 +58,7 @@ struct gr_elf {
 	uint32_t *by_name;	/* indices into syms, sorted by (name, addr) */
 	int n;
 	char *strs;		/* copies of the string tables, NUL-ended */
+	size_t nstrs;		/* bytes of strs */
 	struct seg *segs;	/* PT_LOAD headers, in file order */
 	int nsegs;
 	char *build_id;		/* lowercase hex, or NULL */
@@ -184,6 +185,7 @@ static int load_syms(struct gr_elf *e, Elf *elf)
 	if (!nsyms)
 		return 0;
 	e->strs = malloc(strsz);
+	e->nstrs = strsz;
 	e->syms = malloc(nsyms * sizeof(*e->syms));
 	if (!e->strs || !e->syms)
 		return -ENOMEM;
@@ -389,6 +391,16 @@ out:
 		return NULL;
 	}
 	return e;
+}
+
+size_t gr_elf__bytes(const struct gr_elf *e)
+{
+	if (!e)
+		return 0;
+	return sizeof(*e) + e->nstrs +
+	       (size_t)e->n * (sizeof(*e->syms) + sizeof(*e->by_name)) +
+	       (size_t)e->nsegs * sizeof(*e->segs) +
+	       (e->build_id ? strlen(e->build_id) + 1 : 0);
 }
 
 void gr_elf__close(struct gr_elf *e)

@@ -23,6 +23,8 @@ struct gr_elf;
 struct gr_elf *gr_elf__open(const char *path);
 
 /* Frees e; NULL is a no-op. */
+/* The memory e holds, bytes (its symbols, their names, its headers). */
+size_t gr_elf__bytes(const struct gr_elf *e);
 void gr_elf__close(struct gr_elf *e);
 
 /* Returns the number of distinct (address, name) function symbols:

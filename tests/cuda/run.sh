@@ -47,6 +47,16 @@ import json, sys
 d = json.load(sys.stdin)["dirs"][0]; r = d["recorder"]
 print(r["state"], r["running"], r["pid"], r["families"]["cuda"], r["updated_age_s"] < 5, d["segments"]["open"])')" \
 	"recording True $dpid True True 1"
+# Its memory: resident and peak from /proc, the ELF cache's indexes (the
+# static programs' symbols were read for naming), and the text line.
+eq "(status) gpurecd's memory: RSS, peak, ELF cache files and bytes" \
+	"$("$GPUREC" --data "$D" --format json status | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["dirs"][0]["recorder"]["status_file"]["memory"]
+print(0 < m["rss_bytes"] <= m["peak_rss_bytes"], m["elf_cache_read"] >= 1, m["elf_cache_bytes"] > 0)')" \
+	"True True True"
+"$GPUREC" --data "$D" status | grep -q "^ *memory [0-9.]* MiB, peak [0-9.]* MiB; ELF cache [1-9][0-9]* files, [0-9.]* MiB$" &&
+	ok "(status) the memory line" || bad "(status) memory line" "$("$GPUREC" --data "$D" status)"
 
 # (a) shared cudart: attached at start from the toolkit's path.
 build/cuda-tests/calls_shared 0 0.5 >"$T/a.out" & pa=$!; wait $pa
