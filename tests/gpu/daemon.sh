@@ -60,6 +60,8 @@ read -r -a s1 < <(cut -d' ' -f14,15 /proc/$dpid/stat); w1=$(ns)
 hz=$(getconf CLK_TCK)
 cpu=$(awk -v t=$((s1[0] + s1[1] - s0[0] - s0[1])) -v hz="$hz" -v w=$((w1 - w0)) 'BEGIN {printf "%.1f", 100 * t / hz / (w / 1e9)}')
 say "A: cpu ${cpu} % of one core over 5 s with $NPROC launchers; peak RSS $(awk '/VmHWM/ {print $2 / 1024}' /proc/$dpid/status) MiB"
+say "A: RSS by kind (MiB): $(awk '/^(Rss|Anonymous|Shared_Clean|Private_Clean|Private_Dirty):/ {printf "%s %.1f  ", $1, $2 / 1024}' /proc/$dpid/smaps_rollup)"
+say "A: status.json memory: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["memory"])' "$D/status.json")"
 
 # 2. Restart in the middle of the run.
 sleep 2
@@ -74,6 +76,7 @@ say "restart: A stopped in $ms_a ms ($(grep -o 'detaching .*' "$OUT/gpurecd-a.lo
 for j in $(jobs -p); do [ "$j" = "$dpid" ] || wait "$j"; done
 hwm_b=$(awk '/VmHWM/ {print $2 / 1024}' /proc/$dpid/status)
 stop TERM
+say "B: $(grep -o 'memory: .*' "$OUT/gpurecd-b.log")"
 say "B: peak RSS $hwm_b MiB; stopped in $took_ms ms ($(grep -o 'detaching .*' "$OUT/gpurecd-b.log"); $(grep -o 'detached in .*' "$OUT/gpurecd-b.log"))"
 say "drops by time from the restart's SIGTERM (ms): $("$BIN/gpurec" --data "$D" --format csv sql "SELECT (ts - $tsig) / 1000000, source, count FROM drops ORDER BY ts" | tail -n +2 | tr -d '\r' | tr '\n' ' ')"
 say "drops: $("$BIN/gpurec" --data "$D" --format csv sql "SELECT source, sum(count) FROM drops GROUP BY 1" | tail -n +2 | tr -d '\r' | tr '\n' ' ')"
