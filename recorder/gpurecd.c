@@ -191,19 +191,31 @@ static void self_rss(uint64_t *rss, uint64_t *hwm)
 	fclose(f);
 }
 
-/* status.json's "memory": what gpurecd holds, and its biggest known
- * part, the ELF cache's symbol indexes (docs/recorder.md, "Memory"). */
+/* What gpurecd holds now: resident and peak, and its biggest part it can
+ * name, the ELF cache's symbol indexes (docs/status.md, "memory"). */
+struct memory {
+	uint64_t rss, hwm, elf_bytes;
+	int elf_files, elf_read;
+};
+
+static void memory_now(struct memory *m)
+{
+	*m = (struct memory){ 0 };
+	self_rss(&m->rss, &m->hwm);
+	if (d.elfs)
+		gr_elfcache__usage(d.elfs, &m->elf_files, &m->elf_read,
+				   &m->elf_bytes);
+}
+
+/* status.json's "memory". */
 static void render_memory(FILE *f)
 {
-	uint64_t rss, hwm, elf_bytes = 0;
-	int files = 0, read = 0;
-	self_rss(&rss, &hwm);
-	if (d.elfs)
-		gr_elfcache__usage(d.elfs, &files, &read, &elf_bytes);
+	struct memory m;
+	memory_now(&m);
 	fprintf(f, "\"memory\":{\"rss_bytes\":%" PRIu64 ",\"peak_rss_bytes\":%"
 		PRIu64 ",\"elf_cache_files\":%d,\"elf_cache_read\":%d,"
-		"\"elf_cache_bytes\":%" PRIu64 "},", rss, hwm, files, read,
-		elf_bytes);
+		"\"elf_cache_bytes\":%" PRIu64 "},", m.rss, m.hwm, m.elf_files,
+		m.elf_read, m.elf_bytes);
 }
 
 /* DIR/status.json: what `gpurec status` shows about the recorder. Written
@@ -782,14 +794,12 @@ static int finish(void)
 {
 	flush_all();
 	write_status("stopped");
-	uint64_t rss, hwm, elf_bytes = 0;
-	int files = 0, read = 0;
-	self_rss(&rss, &hwm);
-	if (d.elfs)
-		gr_elfcache__usage(d.elfs, &files, &read, &elf_bytes);
+	struct memory m;
+	memory_now(&m);
 	logf_("memory: peak RSS %.1f MiB, RSS %.1f MiB; ELF cache %d files "
-	      "read, %.1f MiB", (double)hwm / 1048576, (double)rss / 1048576,
-	      read, (double)elf_bytes / 1048576);
+	      "read, %.1f MiB", (double)m.hwm / 1048576,
+	      (double)m.rss / 1048576, m.elf_read,
+	      (double)m.elf_bytes / 1048576);
 	/* Seal first: the kernel takes tens of ms to remove each uprobe,
 	 * minutes on a big host, and a service manager's stop timeout must
 	 * not find the segment unsealed. */
