@@ -70,6 +70,9 @@ static void wal_cksum(int big, const uint8_t *p, size_t n, uint32_t s[2])
 	}
 }
 
+/* Reads the whole file into memory from SQLite's allocator, so that the
+ * reader's heap limit (gpurec --max-memory) bounds it like the image.
+ * Returns 0 or -errno. */
 static int read_all(const char *path, uint8_t **out, size_t *len)
 {
 	*out = NULL;
@@ -83,7 +86,7 @@ static int read_all(const char *path, uint8_t **out, size_t *len)
 		return -EINVAL;
 	}
 	size_t n = (size_t)sb.st_size, got = 0;
-	uint8_t *b = malloc(n ? n : 1);
+	uint8_t *b = sqlite3_malloc64(n ? n : 1);
 	if (!b) {
 		close(fd);
 		return -ENOMEM;
@@ -212,8 +215,8 @@ int gr_walview__load(const char *path, uint8_t **img, size_t *size)
 	*img = im;
 	*size = n;
 out:
-	free(db);
-	free(wal);
+	sqlite3_free(db);
+	sqlite3_free(wal);
 	free(fr);
 	return err;
 }

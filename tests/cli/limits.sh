@@ -185,6 +185,20 @@ fast "--max-memory 16M: a 40 MB group_concat is out of memory" 20 "out of memory
 	--data "$A" --max-memory 16M sql "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r LIMIT 2000000) SELECT length(group_concat(printf('%019d', i))) FROM r"
 user_error "bad --max-memory" "bad --max-memory '1M'" \
 	--data "$A" --max-memory 1M sql "SELECT 1"
+# A crashed recording's open segment is read from its file and WAL in
+# memory (store/walview.c): that memory counts against --max-memory too.
+W="$T/crashed"
+"$SYNTH" --data "$W" --events 100000000 --rate 50000 --flush-every 200 >/dev/null 2>&1 &
+wp=$!
+for _ in $(seq 150); do [ -s "$(ls "$W"/*.seg-wal 2>/dev/null | head -1)" ] && [ "$(stat -c %s "$W"/*.seg 2>/dev/null | head -1)" -gt 10000000 ] 2>/dev/null && break; sleep 0.1; done
+kill -9 "$wp"; wait "$wp" 2>/dev/null
+n=$("$GPUREC" --data "$W" --format csv sql "SELECT count(*) FROM cuda_kernel" 2>/dev/null | tail -1 | tr -d '\r')
+[ "${n:-0}" -gt 0 ] && ok "a crashed segment reads whole by default ($n events)" || bad "crashed read" "[$n]"
+out=$("$GPUREC" --data "$W" --max-memory 16M --format csv sql "SELECT count(*) FROM cuda_kernel" 2>&1)
+case $out in
+*"skipping $W/"*".seg: Cannot allocate memory"*) ok "--max-memory 16M bounds reading a crashed segment: skipped with a warning" ;;
+*) bad "--max-memory and a crashed segment" "$out" ;;
+esac
 eq "printf still prints" \
 	"$("$GPUREC" --data "$A" --format csv sql "SELECT printf('%5.2f|%-4s|%d|%%|%q|%*d|%.3c', 3.14159, 'ab', 42, 'it''s', -3, 7, 'z'), format('%x', 255)" | tail -1 | tr -d '\r')" \
 	"\" 3.14|ab  |42|%|it''s|7  |zzz\",ff"
