@@ -47,6 +47,7 @@
 #include "recorder/cuda/family.h"
 #include "recorder/host.h"
 #include "recorder/sandbox.h"
+#include "recorder/ulink.h"
 #include "recorder/sym/elfcache.h"
 #include "store/crypto.h"
 #include "store/store.h"
@@ -772,6 +773,11 @@ static void start_timers(void)
 static void sandbox_and_run(void)
 {
 	struct gr_sandbox_opts sb = { .log = logf_, .data_dir = d.cfg.data_dir };
+	/* Links detached in the background at start (the runtime's launch
+	 * probes, once a driver took over) finish first: the sandbox then
+	 * meets only gpurecd's lasting threads, and no thread is born with
+	 * the capabilities it is cutting. */
+	gr_ulinks__wait();
 	if (gr_sandbox__apply(&sb) < 0) {
 		logf_("cannot sandbox gpurecd (see above); stopping");
 		d.exit_code = 2;
