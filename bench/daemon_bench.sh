@@ -43,11 +43,13 @@ n=0
 # start KIND: gpurecd with the copies attached, ready; sets pid, log
 start() {
 	n=$((n + 1)); log=$tmp/log.$n
+	local how
 	case $1 in
-	session) env GPURECD_UPROBE_SESSION=1 "$GPURECD" --data "$tmp/d$n" --config /dev/null "${libs[@]}" >"$log" 2>&1 & ;;
-	multi) env GPURECD_UPROBE_SESSION=0 "$GPURECD" --data "$tmp/d$n" --config /dev/null "${libs[@]}" >"$log" 2>&1 & ;;
-	single) env GPURECD_UPROBE_MULTI=0 "$GPURECD" --data "$tmp/d$n" --config /dev/null "${libs[@]}" >"$log" 2>&1 & ;;
+	session) how=GPURECD_UPROBE_SESSION=1 ;;
+	multi) how=GPURECD_UPROBE_SESSION=0 ;;
+	single) how=GPURECD_UPROBE_MULTI=0 ;;
 	esac
+	env "$how" "$GPURECD" --data "$tmp/d$n" --config /dev/null "${libs[@]}" >"$log" 2>&1 &
 	pid=$!
 	for _ in $(seq 1200); do
 		grep -q "gpurecd: ready" "$log" && return 0

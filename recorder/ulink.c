@@ -108,7 +108,8 @@ static int env_off(const char *name)
 	return e && strcmp(e, "0") == 0;
 }
 
-enum gr_ulink_kind gr_ulink__kind(void)
+/* The best kind this kernel makes, probed once. */
+static enum gr_ulink_kind best_kind(void)
 {
 	static int known = -1;
 	if (known < 0) {
@@ -141,7 +142,7 @@ static void load_as(struct bpf_program **slot, uint32_t type)
 
 enum gr_ulink_kind gr_ulink__prepare(struct gr_uprobe_progs *p)
 {
-	enum gr_ulink_kind k = gr_ulink__kind();
+	enum gr_ulink_kind k = best_kind();
 	if (k == GR_ULINK_SESSION && !p->session)
 		k = GR_ULINK_MULTI;
 	if (k == GR_ULINK_MULTI && (!p->entry_multi || !p->ret_multi))

@@ -40,12 +40,10 @@ enum gr_ulink_kind {
 	GR_ULINK_SESSION, /* a link per file (Linux 6.13) */
 };
 
-/* The best kind this kernel makes.  Probed once; in the environment
+/* Sets p's programs up for the best kind this kernel makes before the
+ * object is loaded (probed once; in the environment
  * GPURECD_UPROBE_SESSION=0 rules sessions out and GPURECD_UPROBE_MULTI=0
- * both multi kinds (tests, and a kernel whose links misbehave). */
-enum gr_ulink_kind gr_ulink__kind(void);
-
-/* Sets p's programs up for the best kind before the object is loaded:
+ * both bulk kinds, for tests and a kernel whose links misbehave):
  * the programs of the other kinds are not loaded and their pointers in p
  * become NULL.  Returns the kind. */
 enum gr_ulink_kind gr_ulink__prepare(struct gr_uprobe_progs *p);

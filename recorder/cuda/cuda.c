@@ -184,27 +184,31 @@ fail:
 	return NULL;
 }
 
-/* Every probe at once (recorder/ulink.c: the kernel's waits overlap),
- * and any detach still running in the background. */
+/* Every probe at once (recorder/ulink.c: the kernel's waits overlap).
+ * Without memory for the list, the global sets go here and each
+ * process's goes with it in gr_cuda_procs_free(), in the background; the
+ * caller waits for those (gr_ulinks__wait). */
 static void detach_all(struct gr_cuda *c)
 {
 	int nsets = 2, nl = c->links.n + c->rt_links.n;
 	uint64_t probes = (uint64_t)(c->links.probes + c->rt_links.probes);
-	for (size_t i = 0; i < c->procs.cap; i++)
-		if (c->procs.e[i].v)
-			nsets++;
-	struct gr_ulinks **sets = calloc((size_t)nsets, sizeof(*sets));
-	nsets = 0;
-	if (sets) {
-		sets[nsets++] = &c->links;
-		sets[nsets++] = &c->rt_links;
-	}
-	for (size_t i = 0; sets && i < c->procs.cap; i++) {
-		struct proc *p = c->procs.e[i].v;
+	for (size_t i = 0; i < c->procs.cap; i++) {
+		const struct proc *p = c->procs.e[i].v;
 		if (p) {
+			nsets++;
 			nl += p->links.n;
 			probes += (uint64_t)p->links.probes;
-			sets[nsets++] = &p->links;
+		}
+	}
+	struct gr_ulinks *two[2] = { &c->links, &c->rt_links };
+	struct gr_ulinks **sets = calloc((size_t)nsets, sizeof(*sets));
+	if (sets) {
+		memcpy(sets, two, sizeof(two));
+		nsets = 2;
+		for (size_t i = 0; i < c->procs.cap; i++) {
+			struct proc *p = c->procs.e[i].v;
+			if (p)
+				sets[nsets++] = &p->links;
 		}
 	}
 	struct timespec t0, t1;
@@ -212,13 +216,9 @@ static void detach_all(struct gr_cuda *c)
 	if (nl > 1)
 		LOG(c, "cuda: detaching %d links (%" PRIu64 " probes)", nl,
 		    probes);
-	if (sets)
-		gr_ulinks__detach(sets, nsets);
-	else { /* no memory: each set on its own */
-		struct gr_ulinks *one[2] = { &c->links, &c->rt_links };
-		gr_ulinks__detach(one, 2);
-	}
+	gr_ulinks__detach(sets ? sets : two, sets ? nsets : 2);
 	free(sets);
+	gr_cuda_procs_free(c);
 	gr_ulinks__wait();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (nl > 1)
@@ -231,8 +231,7 @@ void gr_cuda__close(struct gr_cuda *c)
 {
 	if (!c)
 		return;
-	detach_all(c);
-	gr_cuda_procs_free(c);
+	detach_all(c); /* and the processes' state */
 	ring_buffer__free(c->rb);
 	cuda_bpf__destroy(c->skel);
 	gr_cuda_seen_free(c);
