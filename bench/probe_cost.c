@@ -149,7 +149,7 @@ static int attach_rec(struct cuda_bpf *cb, const char *path, const char *sym,
 		      struct bpf_link **l)
 {
 	uint64_t off;
-	struct gr_elf *e = gr_elf__open(path);
+	struct gr_elf *e = gr_elf__open_find(path, &sym, 1);
 	int ok = e && gr_elf__find(e, sym, &off, 1) == 1;
 	gr_elf__close(e);
 	if (!ok)
@@ -182,17 +182,19 @@ static int hold_empty(char *syms, char **files, int nfiles)
 		return 2;
 	}
 	for (int i = 0; i < nfiles; i++) {
-		struct gr_elf *e = gr_elf__open(files[i]);
-		if (!e) {
-			fprintf(stderr, "probe-cost: %s: %s\n", files[i],
-				strerror(errno));
-			return 2;
-		}
 		char *save = NULL, *list = strdup(syms);
 		for (char *s = strtok_r(list, ",", &save); s;
 		     s = strtok_r(NULL, ",", &save)) {
+			const char *name = s;
+			struct gr_elf *e = gr_elf__open_find(files[i], &name, 1);
+			if (!e) {
+				fprintf(stderr, "probe-cost: %s: %s\n",
+					files[i], strerror(errno));
+				return 2;
+			}
 			uint64_t off[4];
 			int n = gr_elf__find(e, s, off, 4);
+			gr_elf__close(e);
 			for (int k = 0; k < n; k++) {
 				if (!bpf_program__attach_uprobe_opts(pc->progs.empty,
 						-1, files[i], off[k], NULL)) {
@@ -205,7 +207,6 @@ static int hold_empty(char *syms, char **files, int nfiles)
 			}
 		}
 		free(list);
-		gr_elf__close(e);
 	}
 	fprintf(stderr, "probe-cost: %d empty uprobes attached; SIGTERM ends\n",
 		nlinks);
@@ -244,8 +245,9 @@ int main(int argc, char **argv)
 	struct probe_cost_bpf *pc = probe_cost_bpf__open_and_load();
 	struct cuda_bpf *cb = cuda_bpf__open_and_load();
 	uint64_t off, got = 0;
-	struct gr_elf *e = gr_elf__open(drv);
-	if (!pc || !cb || !e || gr_elf__find(e, "cuLaunchKernel", &off, 1) != 1 ||
+	const char *drv_launch = "cuLaunchKernel";
+	struct gr_elf *e = gr_elf__open_find(drv, &drv_launch, 1);
+	if (!pc || !cb || !e || gr_elf__find(e, drv_launch, &off, 1) != 1 ||
 	    !mkdtemp(dir)) {
 		fprintf(stderr, "probe-cost: cannot load BPF (root?) or read "
 			"%s: %s\n", drv, strerror(errno));

@@ -76,9 +76,11 @@ struct recorder {
 	int64_t pid, started_ns, updated_ns; /* -1: absent */
 	char *version, *segment;
 	int families;        /* -1 absent; bit i: family_names[i] runs */
-	/* Its "memory" (-1 absent): resident and peak, and the ELF cache's
-	 * symbol indexes, the biggest part gpurecd can name. */
+	/* Its "memory" (-1 absent): resident and peak, its limit (0:
+	 * none), and the parts gpurecd can name: the ELF cache's symbol
+	 * indexes, kernel names, BPF maps; times it shed its caches. */
 	int64_t rss, peak_rss, elf_files, elf_bytes;
+	int64_t limit, names_bytes, bpf_maps, sheds;
 	char *json;          /* status.json, compacted; NULL if none or bad */
 	/* Its "drops": what the running (or last) gpurecd counted lost
 	 * since it started, by source, and of the store's own losses those
@@ -294,7 +296,11 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 		", json_extract(?1, '$.memory.rss_bytes'),"
 		" json_extract(?1, '$.memory.peak_rss_bytes'),"
 		" json_extract(?1, '$.memory.elf_cache_read'),"
-		" json_extract(?1, '$.memory.elf_cache_bytes')";
+		" json_extract(?1, '$.memory.elf_cache_bytes'),"
+		" json_extract(?1, '$.memory.limit_bytes'),"
+		" json_extract(?1, '$.memory.kernel_names_bytes'),"
+		" json_extract(?1, '$.memory.bpf_maps_bytes'),"
+		" json_extract(?1, '$.memory.sheds')";
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(c->mem, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -325,6 +331,10 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 		r->peak_rss = col_int(st, 9 + NFAMILIES);
 		r->elf_files = col_int(st, 10 + NFAMILIES);
 		r->elf_bytes = col_int(st, 11 + NFAMILIES);
+		r->limit = col_int(st, 12 + NFAMILIES);
+		r->names_bytes = col_int(st, 13 + NFAMILIES);
+		r->bpf_maps = col_int(st, 14 + NFAMILIES);
+		r->sheds = col_int(st, 15 + NFAMILIES);
 	}
 	sqlite3_finalize(st);
 	if (!r->valid)
@@ -360,6 +370,7 @@ static void read_recorder(struct ctx *c, struct dstat *d)
 
 	r->pid = r->started_ns = r->updated_ns = -1;
 	r->rss = r->peak_rss = r->elf_files = r->elf_bytes = -1;
+	r->limit = r->names_bytes = r->bpf_maps = r->sheds = -1;
 	r->families = -1;
 	snprintf(path, sizeof(path), "%s/%s", d->path, STATUS_FILE);
 	char *text = read_small(path, &err);
@@ -959,12 +970,25 @@ static void text_recorder(FILE *f, const struct ctx *c,
 			}
 		fprintf(f, "%s\n", r->families ? "" : "probe families: none");
 	}
-	if (r->rss >= 0 && r->peak_rss >= 0)
-		fprintf(f, "%-10s memory %.1f MiB, peak %.1f MiB; ELF cache "
-			"%" PRId64 " files, %.1f MiB\n", "",
-			(double)r->rss / 1048576, (double)r->peak_rss / 1048576,
-			r->elf_files < 0 ? 0 : r->elf_files,
-			r->elf_bytes < 0 ? 0.0 : (double)r->elf_bytes / 1048576);
+	if (r->rss >= 0 && r->peak_rss >= 0) {
+		fprintf(f, "%-10s memory %.1f MiB, peak %.1f MiB", "",
+			(double)r->rss / 1048576, (double)r->peak_rss / 1048576);
+		if (r->limit > 0)
+			fprintf(f, ", limit %.0f MiB", (double)r->limit / 1048576);
+		if (r->sheds > 0)
+			fprintf(f, ", shed %" PRId64 " times", r->sheds);
+		fprintf(f, "\n%-10s of which symbols %.1f MiB (%" PRId64
+			" files)", "", r->elf_bytes < 0 ? 0.0 :
+			(double)r->elf_bytes / 1048576,
+			r->elf_files < 0 ? 0 : r->elf_files);
+		if (r->names_bytes >= 0)
+			fprintf(f, ", kernel names %.1f MiB",
+				(double)r->names_bytes / 1048576);
+		if (r->bpf_maps >= 0)
+			fprintf(f, ", BPF maps %.1f MiB",
+				(double)r->bpf_maps / 1048576);
+		fputc('\n', f);
+	}
 }
 
 static void text_dir(FILE *f, const struct ctx *c, const struct dstat *d)

@@ -72,6 +72,8 @@ static const struct key keys[] = {
 	  "start a new segment after this long (1h)" },
 	{ "flush-interval", "MS", K_MS, OFF(flush_interval_ns),
 	  "write out blocks this often, 10 ms to 60 s (1000)" },
+	{ "memory-max", "SIZE", K_SIZE, OFF(memory_max),
+	  "shed caches over 3/4 of this (its cgroup's memory limit)" },
 	{ "cuda-lib", "PATH", K_LIST, OFF(cuda_libs),
 	  "also probe this CUDA library or binary (repeatable)" },
 	/* One key per family that can be turned off (--no-cuda, ...). */

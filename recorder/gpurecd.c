@@ -24,11 +24,13 @@
  * that goes through NSS (which could reach LDAP or DNS); a test checks
  * the binary's symbols (tests/host/sandbox.sh).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +88,15 @@ static struct {
 	int dirfd;		/* the data directory, for status.json */
 	int exit_code;
 	int stopping;
+	uint64_t mem_limit;	/* the cgroup's memory.max; 0: none */
+	uint64_t sheds;		/* times keep_small shed the caches */
+	int64_t last_shed_ns;	/* CLOCK_MONOTONIC */
 } d;
+
+/* The ELF cache's budget: PyTorch's 40 libraries take ~20 MiB. */
+#define ELF_CACHE_BUDGET (64 << 20)
+/* Shedding again within this would only read the files again. */
+#define SHED_EVERY_NS (10 * 1000000000ll)
 
 static void logf_(const char *fmt, ...)
 {
@@ -192,20 +202,90 @@ static void self_rss(uint64_t *rss, uint64_t *hwm)
 	fclose(f);
 }
 
-/* What gpurecd holds now: resident and peak, and its biggest part it can
- * name, the ELF cache's symbol indexes (docs/status.md, "memory"). */
+/* What gpurecd holds now: resident and peak, its memory limit, and the
+ * parts it can name (docs/status.md, "memory"). */
 struct memory {
-	uint64_t rss, hwm, elf_bytes;
+	uint64_t rss, hwm, limit, heap, bpf_maps;
+	uint64_t elf_bytes, elf_evicted, names, names_bytes;
 	int elf_files, elf_read;
 };
 
+/* The bytes of BPF maps mapped into gpurecd that are resident (the ring
+ * buffers: the kernel maps each one's data twice, back to back, and RSS
+ * counts both), from /proc/self/smaps. */
+static uint64_t bpf_maps_rss(void)
+{
+	char line[256];
+	unsigned long long kb;
+	uint64_t sum = 0;
+	int in_bpf = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ':') &&
+		    isxdigit((unsigned char)line[0]) && !strchr(line, '\t'))
+			in_bpf = strstr(line, "bpf-map") != NULL ||
+				 strstr(line, "bpf_ringbuf") != NULL;
+		else if (in_bpf && sscanf(line, "Rss: %llu kB", &kb) == 1)
+			sum += (uint64_t)kb << 10;
+	}
+	fclose(f);
+	return sum;
+}
+
+/* The memory limit of gpurecd's own cgroup (the unit's MemoryMax=):
+ * cgroup v2's memory.max, or v1's memory.limit_in_bytes; 0 if none. */
+static uint64_t cgroup_limit(void)
+{
+	char line[512], path[600];
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return 0;
+	path[0] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		const char *c = strchr(line, ':');
+		const char *p = c ? strchr(c + 1, ':') : NULL;
+		if (!p)
+			continue;
+		if (!strncmp(line, "0::", 3) && !path[0])
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max",
+				 p + 1);
+		else if (!strncmp(c + 1, "memory:", 7))
+			snprintf(path, sizeof(path), "/sys/fs/cgroup/memory%s/"
+				 "memory.limit_in_bytes", p + 1);
+	}
+	fclose(f);
+	if (!path[0] || !(f = fopen(path, "re")))
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1 || v >= 1ull << 62) /* "max", none */
+		v = 0;
+	fclose(f);
+	return v;
+}
+
 static void memory_now(struct memory *m)
 {
-	*m = (struct memory){ 0 };
+	*m = (struct memory){ .limit = d.mem_limit, .bpf_maps = bpf_maps_rss() };
 	self_rss(&m->rss, &m->hwm);
-	if (d.elfs)
-		gr_elfcache__usage(d.elfs, &m->elf_files, &m->elf_read,
-				   &m->elf_bytes);
+	struct mallinfo2 mi = mallinfo2();
+	m->heap = mi.uordblks + mi.hblkhd;
+	if (d.elfs) {
+		struct gr_elfcache_usage u;
+		gr_elfcache__usage(d.elfs, &u);
+		m->elf_files = u.files;
+		m->elf_read = u.read;
+		m->elf_bytes = u.bytes;
+		m->elf_evicted = u.evicted;
+	}
+	if (d.cuda) {
+		struct gr_cuda_stats cs;
+		gr_cuda__stats(d.cuda, &cs);
+		m->names = cs.names;
+		m->names_bytes = cs.names_bytes;
+	}
 }
 
 /* status.json's "memory". */
@@ -214,9 +294,47 @@ static void render_memory(FILE *f)
 	struct memory m;
 	memory_now(&m);
 	fprintf(f, "\"memory\":{\"rss_bytes\":%" PRIu64 ",\"peak_rss_bytes\":%"
-		PRIu64 ",\"elf_cache_files\":%d,\"elf_cache_read\":%d,"
-		"\"elf_cache_bytes\":%" PRIu64 "},", m.rss, m.hwm, m.elf_files,
-		m.elf_read, m.elf_bytes);
+		PRIu64 ",\"limit_bytes\":%" PRIu64 ",\"heap_bytes\":%" PRIu64
+		",\"bpf_maps_bytes\":%" PRIu64 ",\"elf_cache_files\":%d,"
+		"\"elf_cache_read\":%d,\"elf_cache_bytes\":%" PRIu64
+		",\"elf_cache_evicted\":%" PRIu64 ",\"kernel_names\":%" PRIu64
+		",\"kernel_names_bytes\":%" PRIu64 ",\"sheds\":%" PRIu64 "},",
+		m.rss, m.hwm, m.limit, m.heap, m.bpf_maps, m.elf_files,
+		m.elf_read, m.elf_bytes, m.elf_evicted, m.names, m.names_bytes,
+		d.sheds);
+}
+
+/* Keeps the ELF cache within its budget, and sheds it whole (with
+ * malloc's free pages) when gpurecd nears its memory limit: a cache is
+ * read again, a process killed by the OOM killer records nothing.  Called
+ * from the event loop between callbacks (elfcache.h). */
+static void keep_small(void)
+{
+	uint64_t freed = 0, rss, hwm;
+	if (!d.elfs)
+		return;
+	int n = gr_elfcache__trim(d.elfs, ELF_CACHE_BUDGET, &freed);
+	if (n && d.cfg.verbose)
+		logf_("memory: the ELF cache forgot %d files (%.1f MiB) past "
+		      "its %d MiB", n, (double)freed / 1048576,
+		      ELF_CACHE_BUDGET >> 20);
+	if (!d.mem_limit)
+		return;
+	self_rss(&rss, &hwm);
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	if (rss <= d.mem_limit / 4 * 3 ||
+	    (d.last_shed_ns && now - d.last_shed_ns < SHED_EVERY_NS))
+		return;
+	d.last_shed_ns = now;
+	d.sheds++;
+	n = gr_elfcache__trim(d.elfs, 0, &freed);
+	malloc_trim(0);
+	uint64_t after;
+	self_rss(&after, &hwm);
+	logf_("memory: RSS %.1f MiB is over 3/4 of the limit (%.1f MiB): shed "
+	      "the ELF cache, %d files, %.1f MiB; RSS now %.1f MiB (shed %"
+	      PRIu64 ")", (double)rss / 1048576, (double)d.mem_limit / 1048576,
+	      n, (double)freed / 1048576, (double)after / 1048576, d.sheds);
 }
 
 /* DIR/status.json: what `gpurec status` shows about the recorder. Written
@@ -430,6 +548,7 @@ static void on_flush(uv_timer_t *t)
 	int64_t interval = d.cfg.flush_interval_ns;
 	int64_t start = clock_ns(CLOCK_MONOTONIC);
 	flush_all();
+	keep_small();
 	write_status("recording");
 	if (d.watchdog)
 		sd_notify_("WATCHDOG=1");
@@ -722,6 +841,14 @@ static int open_cuda(void)
  * Without it, CUDA reads files on the loop and stacks go unnamed. */
 static void open_elfcache(void)
 {
+	const char *from = "--memory-max";
+	if (!(d.mem_limit = d.cfg.memory_max)) {
+		d.mem_limit = cgroup_limit();
+		from = "its cgroup's";
+	}
+	if (d.mem_limit)
+		logf_("memory: limit %.1f MiB (%s): over 3/4 of it, caches "
+		      "are shed", (double)d.mem_limit / 1048576, from);
 	if (d.cfg.no_cuda && d.cfg.no_sched)
 		return;
 	if (!(d.elfs = gr_elfcache__new(1)))
@@ -802,10 +929,13 @@ static int finish(void)
 	write_status("stopped");
 	struct memory m;
 	memory_now(&m);
-	logf_("memory: peak RSS %.1f MiB, RSS %.1f MiB; ELF cache %d files "
-	      "read, %.1f MiB", (double)m.hwm / 1048576,
-	      (double)m.rss / 1048576, m.elf_read,
-	      (double)m.elf_bytes / 1048576);
+	logf_("memory: peak RSS %.1f MiB, RSS %.1f MiB (heap %.1f, BPF maps "
+	      "%.1f); ELF cache %d files read, %.1f MiB, %" PRIu64 " forgotten; "
+	      "%" PRIu64 " kernel names, %.1f MiB; shed %" PRIu64 " times",
+	      (double)m.hwm / 1048576, (double)m.rss / 1048576,
+	      (double)m.heap / 1048576, (double)m.bpf_maps / 1048576,
+	      m.elf_read, (double)m.elf_bytes / 1048576, m.elf_evicted,
+	      m.names, (double)m.names_bytes / 1048576, d.sheds);
 	/* Seal first: the kernel takes tens of ms to remove each uprobe,
 	 * minutes on a big host, and a service manager's stop timeout must
 	 * not find the segment unsealed. */

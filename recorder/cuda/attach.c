@@ -130,6 +130,18 @@ static void driver_arrived(struct gr_cuda *c, const char *path)
 	}
 }
 
+/* The ELF at path, read for the functions gpurecd hooks only: every file a
+ * CUDA process maps is read, libtorch's million symbols included, and
+ * their names are looked at once, never kept (elfsyms.h). */
+static struct gr_elf *open_hooked(const char *path)
+{
+	const char *names[gr_napis + 1];
+	names[0] = "cuLaunchKernel";
+	for (int id = 0; id < gr_napis; id++)
+		names[id + 1] = gr_apis[id].sym;
+	return gr_elf__open_find(path, names, gr_napis + 1);
+}
+
 /* Attaches every hooked symbol the ELF at path defines.  shown is the
  * path to log (path may be a /proc alias). */
 static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
@@ -145,7 +157,7 @@ static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
 		free(s);
 		return -ENOMEM;
 	}
-	struct gr_elf *e = gr_elf__open(path);
+	struct gr_elf *e = open_hooked(path);
 	if (!e)
 		return 0; /* not an ELF we can read: nothing to hook */
 	uint64_t off;
@@ -366,9 +378,17 @@ int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
 	return total;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* Forgets what gpurecd kept of processes that are gone. */
 static void forget_gone(struct gr_cuda *c)
 {
+	uint32_t *gone = NULL;
+	int ngone = 0, cap = 0;
 	for (size_t i = 0; i < c->maps.cap; i++) {
 		struct gr_kment *h = &c->maps.e[i];
 		char p[32];
@@ -379,6 +399,14 @@ static void forget_gone(struct gr_cuda *c)
 			continue;
 		/* Keep the entry (events may still be queued) but drop its
 		 * mappings; it is reused if the pid comes back. */
+		if (((struct gr_maps *)h->v)->m && ngone == cap) {
+			int ncap = cap ? 2 * cap : 64;
+			uint32_t *v = realloc(gone, (size_t)ncap * sizeof(*v));
+			if (v)
+				gone = v, cap = ncap;
+		}
+		if (((struct gr_maps *)h->v)->m && ngone < cap)
+			gone[ngone++] = (uint32_t)h->k1;
 		gr_maps__free(h->v);
 		gr_nccl__forget_pid(&c->nccl, (uint32_t)h->k1);
 		struct proc *pr = gr_keymap__get(&c->procs, h->k1, 0);
@@ -390,6 +418,13 @@ static void forget_gone(struct gr_cuda *c)
 			pr->nfiles = 0;
 		}
 	}
+	/* Its kernels' names too (once: a pid whose maps were dropped
+	 * already is not counted again). */
+	if (ngone) {
+		qsort(gone, (size_t)ngone, sizeof(*gone), cmp_u32);
+		gr_cuda_names_forget(c, gone, ngone);
+	}
+	free(gone);
 }
 
 int gr_cuda__scan_all(struct gr_cuda *c)
@@ -417,9 +452,8 @@ int gr_cuda__scan_all(struct gr_cuda *c)
 	}
 	closedir(d);
 	/* Rows still queued for processes about to be forgotten name their
-	 * communicators: decode them first. */
-	if (gr_nccl__count(&c->nccl))
-		ring_buffer__consume(c->rb);
+	 * kernels and communicators: decode them first. */
+	ring_buffer__consume(c->rb);
 	forget_gone(c);
 	return total;
 }

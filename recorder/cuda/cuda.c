@@ -270,4 +270,6 @@ void gr_cuda__report_drops(struct gr_cuda *c, int64_t now_ns)
 void gr_cuda__stats(const struct gr_cuda *c, struct gr_cuda_stats *st)
 {
 	*st = c->st;
+	st->names = c->nnames;
+	st->names_bytes = c->names_bytes;
 }

@@ -67,6 +67,8 @@ struct gr_cuda_stats {
 	uint64_t records, rows, files_attached, probes;
 	uint64_t named_launches, unnamed_launches, decode_errors;
 	uint64_t handles_read; /* names read from handles made unseen */
+	uint64_t names;        /* distinct kernel names held */
+	uint64_t names_bytes;  /* the memory they take */
 };
 void gr_cuda__stats(const struct gr_cuda *c, struct gr_cuda_stats *st);
 

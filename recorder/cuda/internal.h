@@ -46,8 +46,11 @@ struct proc {
 };
 
 struct kname {
-	char *mangled;
-	char *demangled; /* NULL when it does not demangle */
+	char *mangled;   /* follows the struct */
+	char *demangled; /* NULL when it does not demangle, or not yet */
+	uint64_t h1, h2; /* its key in gr_cuda.interned */
+	uint32_t refs;   /* (pid, handle) entries naming it */
+	uint8_t interned, demangle_tried;
 };
 
 struct gr_cuda {
@@ -69,6 +72,9 @@ struct gr_cuda {
 	                            * a mark where none could be read */
 	struct gr_keymap maps;     /* (pid, 0) -> struct gr_maps */
 	struct gr_keymap names;    /* (pid, handle) -> struct kname */
+	struct gr_keymap interned; /* name hash -> struct kname */
+	uint64_t names_bytes;      /* what the knames hold */
+	uint64_t nnames;           /* distinct knames */
 	struct gr_keymap nameless; /* (pid, handle) -> a mark: nothing could
 	                            * name it, do not look again */
 	struct gr_nccl nccl;       /* communicators */
@@ -104,5 +110,7 @@ void gr_cuda_name_record(struct gr_cuda *c, const struct gr_cuda_call *e,
 void gr_cuda_name_prefetch(struct gr_cuda *c, uint32_t pid,
 			   const struct gr_mapping *m);
 void gr_cuda_names_free(struct gr_cuda *c);
+/* Forgets the names kept for the n gone pids (sorted). */
+void gr_cuda_names_forget(struct gr_cuda *c, const uint32_t *gone, int n);
 
 #endif

@@ -12,7 +12,8 @@
  * is named from the name the driver keeps behind the handle
  * (name_handle).
  *
- * Names are kept per (pid, handle).  ELF files come from the daemon's
+ * Names are kept per (pid, handle), each string once (interned, counted
+ * by references), and forgotten with the process (gr_cuda_names_forget).  ELF files come from the daemon's
  * shared cache (recorder/sym/elfcache.h), or the family's own; a launch
  * being decoded waits for its file, since a row is written once and its
  * name cannot come later.
@@ -27,27 +28,82 @@
 #include "recorder/sym/elfsyms.h"
 #include "recorder/sym/stubreg.h"
 
+static int cmp_pid(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static char no_regs;       /* a c->regs value: nothing could be read */
 static char nameless_mark; /* a c->nameless value */
 
-static struct kname *kname_new(const char *mangled)
+/* Two 64-bit FNV-1a hashes of s (different offsets): the interning key. */
+static void name_hash(const char *s, uint64_t *h1, uint64_t *h2)
 {
-	struct kname *k = calloc(1, sizeof(*k));
-	if (!k || !(k->mangled = strdup(mangled))) {
-		free(k);
-		return NULL;
+	uint64_t a = 1469598103934665603ull, b = 0x84222325cbf29ce4ull;
+	for (; *s; s++) {
+		a = (a ^ (unsigned char)*s) * 1099511628211ull;
+		b = (b ^ (unsigned char)*s) * 0x100000001b3ull + 1;
 	}
-	k->demangled = gr_demangle(mangled);
+	*h1 = a;
+	*h2 = b;
+}
+
+/* The one kname of mangled, with a reference more: names are held once,
+ * however many processes (and handles) use them.  NULL if out of
+ * memory. */
+static struct kname *kname_get(struct gr_cuda *c, const char *mangled)
+{
+	uint64_t h1, h2;
+	name_hash(mangled, &h1, &h2);
+	struct kname *k = gr_keymap__get(&c->interned, h1, h2);
+	if (k && strcmp(k->mangled, mangled) == 0) {
+		k->refs++;
+		return k;
+	}
+	size_t len = strlen(mangled) + 1;
+	if (!(k = calloc(1, sizeof(*k) + len)))
+		return NULL;
+	k->mangled = (char *)(k + 1);
+	memcpy(k->mangled, mangled, len);
+	k->refs = 1;
+	k->h1 = h1;
+	k->h2 = h2;
+	/* A hash collision (never seen) leaves the second one private. */
+	k->interned = !gr_keymap__get(&c->interned, h1, h2) &&
+		      gr_keymap__put(&c->interned, h1, h2, k) != k;
+	c->names_bytes += sizeof(*k) + len;
+	c->nnames++;
 	return k;
 }
 
-static void kname_free(struct kname *k)
+/* Drops a reference to k, freeing it with the last. */
+static void kname_put(struct gr_cuda *c, struct kname *k)
 {
-	if (!k)
+	if (!k || --k->refs)
 		return;
-	free(k->mangled);
-	free(k->demangled);
+	if (k->interned)
+		gr_keymap__del(&c->interned, k->h1, k->h2);
+	c->names_bytes -= sizeof(*k) + strlen(k->mangled) + 1;
+	c->nnames--;
+	if (k->demangled) {
+		c->names_bytes -= strlen(k->demangled) + 1;
+		free(k->demangled);
+	}
 	free(k);
+}
+
+/* k's demangled name, or NULL if it does not demangle: made when a
+ * launch first needs it (most kernels a library registers are never
+ * launched). */
+static const char *kname_demangled(struct gr_cuda *c, struct kname *k)
+{
+	if (!k->demangle_tried) {
+		k->demangle_tried = 1;
+		if ((k->demangled = gr_demangle(k->mangled)))
+			c->names_bytes += strlen(k->demangled) + 1;
+	}
+	return k->demangled;
 }
 
 /* Keeps k as the name of (pid, handle); returns it, or NULL (k freed) if
@@ -59,10 +115,10 @@ static struct kname *name_set(struct gr_cuda *c, uint32_t pid,
 		return NULL;
 	void *old = gr_keymap__put(&c->names, pid, handle, k);
 	if (old == k) {
-		kname_free(k);
+		kname_put(c, k);
 		return NULL;
 	}
-	kname_free(old);
+	kname_put(c, old);
 	return k;
 }
 
@@ -131,7 +187,7 @@ static struct kname *name_handle(struct gr_cuda *c, uint32_t pid,
 	size_t n = peek(pid, w[1], buf, sizeof(buf));
 	if (!is_ident(buf, n))
 		return NULL;
-	struct kname *k = name_set(c, pid, h, kname_new(buf));
+	struct kname *k = name_set(c, pid, h, kname_get(c, buf));
 	if (k)
 		c->st.handles_read++;
 	return k;
@@ -159,17 +215,22 @@ static struct kname *name_in_mapping(struct gr_cuda *c, uint32_t pid,
 		return stub_miss(c, pid, addr, m, "no ELF"), NULL;
 	if (gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va))
 		return stub_miss(c, pid, addr, m, "not in a segment"), NULL;
-	const char *sym = gr_elf__symbolize(e, va, &in);
-	if (!sym || in != 0) {
-		/* Stripped (PyTorch's libraries): the registration code
-		 * still names it. */
-		struct gr_stubreg *r = mapping_regs(c, pid, m);
-		if (!r || !(sym = gr_stubreg__name(r, va)))
-			return stub_miss(c, pid, addr, m, !r ?
-				"no symbol, no registration code" :
-				"no symbol, not registered"), NULL;
+	char *sym = gr_elf__symbolize(e, va, &in);
+	if (sym && in == 0) {
+		struct kname *k = name_set(c, pid, addr, kname_get(c, sym));
+		free(sym);
+		return k;
 	}
-	return name_set(c, pid, addr, kname_new(sym));
+	free(sym);
+	/* Stripped (PyTorch's libraries): the registration code still
+	 * names it. */
+	struct gr_stubreg *r = mapping_regs(c, pid, m);
+	const char *reg = r ? gr_stubreg__name(r, va) : NULL;
+	if (!reg)
+		return stub_miss(c, pid, addr, m, !r ?
+			"no symbol, no registration code" :
+			"no symbol, not registered"), NULL;
+	return name_set(c, pid, addr, kname_get(c, reg));
 }
 
 /* Names a runtime launch's host stub: the ELF symbol at that address.
@@ -215,7 +276,7 @@ static struct kname *launch_name(struct gr_cuda *c,
 		/* A runtime launch named from its stub names the driver
 		 * handle it passed down, for later driver-only launches of
 		 * that handle (graphs, cuLaunchKernel). */
-		name_set(c, e->pid, e->inner_func, kname_new(k->mangled));
+		name_set(c, e->pid, e->inner_func, kname_get(c, k->mangled));
 	return k;
 }
 
@@ -228,7 +289,8 @@ void gr_cuda_name_launch(struct gr_cuda *c, const struct gr_cuda_call *e,
 	if (k) {
 		gr_cuda_row__str(r, GR_cuda_kernel_kernel_mangled, k->mangled);
 		gr_cuda_row__str(r, GR_cuda_kernel_kernel,
-				 k->demangled ? k->demangled : k->mangled);
+				 kname_demangled(c, k) ? k->demangled :
+				 k->mangled);
 		c->st.named_launches++;
 	} else {
 		r->nm |= 1ull << GR_cuda_kernel_kernel |
@@ -245,12 +307,12 @@ void gr_cuda_name_record(struct gr_cuda *c, const struct gr_cuda_call *e,
 	if (strcmp(a->sym, "cuKernelGetFunction") == 0) {
 		struct kname *k = gr_keymap__get(&c->names, e->pid, e->args[1]);
 		if (k)
-			name_set(c, e->pid, e->out, kname_new(k->mangled));
+			name_set(c, e->pid, e->out, kname_get(c, k->mangled));
 	} else if (name && name[0] && a->out >= 0) {
-		name_set(c, e->pid, e->out, kname_new(name));
+		name_set(c, e->pid, e->out, kname_get(c, name));
 	} else if (name && name[0] && a->handle >= 0) {
 		/* __cudaRegisterFunction(handle, hostFun, deviceFun) */
-		name_set(c, e->pid, e->args[a->handle], kname_new(name));
+		name_set(c, e->pid, e->args[a->handle], kname_get(c, name));
 	}
 }
 
@@ -258,6 +320,41 @@ void gr_cuda_name_prefetch(struct gr_cuda *c, uint32_t pid,
 			   const struct gr_mapping *m)
 {
 	gr_elfcache__get(c->elfs, pid, m, NULL);
+}
+
+/* Removes from m every entry whose pid (k1) is one of the n sorted gone
+ * pids, passing each value to drop. */
+static void forget_pids(struct gr_cuda *c, struct gr_keymap *m,
+			const uint32_t *gone, int n,
+			void (*drop)(struct gr_cuda *c, void *v))
+{
+	/* A delete shifts the rest of its run back into slot i: look at
+	 * slot i again. */
+	for (size_t i = 0; i < m->cap; ) {
+		struct gr_kment *h = &m->e[i];
+		uint32_t pid = (uint32_t)h->k1;
+		if (!h->v || !bsearch(&pid, gone, (size_t)n, sizeof(*gone),
+				      cmp_pid)) {
+			i++;
+			continue;
+		}
+		void *v = gr_keymap__del(m, h->k1, h->k2);
+		if (drop)
+			drop(c, v);
+	}
+}
+
+static void drop_kname(struct gr_cuda *c, void *v)
+{
+	kname_put(c, v);
+}
+
+void gr_cuda_names_forget(struct gr_cuda *c, const uint32_t *gone, int n)
+{
+	if (!n)
+		return;
+	forget_pids(c, &c->names, gone, n, drop_kname);
+	forget_pids(c, &c->nameless, gone, n, NULL);
 }
 
 void gr_cuda_names_free(struct gr_cuda *c)
@@ -268,8 +365,9 @@ void gr_cuda_names_free(struct gr_cuda *c)
 		if (c->regs.e[i].v && c->regs.e[i].v != &no_regs)
 			gr_stubreg__free(c->regs.e[i].v);
 	for (size_t i = 0; i < c->names.cap; i++)
-		kname_free(c->names.e[i].v);
+		kname_put(c, c->names.e[i].v);
 	gr_keymap__free(&c->regs);
 	gr_keymap__free(&c->names);
+	gr_keymap__free(&c->interned);
 	gr_keymap__free(&c->nameless);
 }

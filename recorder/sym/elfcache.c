@@ -6,7 +6,9 @@
  * Only the thread that moved an entry to LOADING reads its file, so each
  * file is read once; `done` wakes the waiters of an entry another thread
  * is reading.  In gpurecd the callers are the event loop (CUDA kernel
- * naming's get and wait, off-CPU stacks' get) and the one loader thread.
+ * naming's get and wait, off-CPU stacks' get, and trim) and the one
+ * loader thread, which never holds an ELF once it is READY: so trim,
+ * called between the event loop's callbacks, frees nothing in use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +29,14 @@ enum { QUEUED, LOADING, READY };
  * descriptors; past this, a file is opened when its turn comes. */
 #define MAX_PINNED 64
 
+/* Files held open for their names (elfsyms.h), at most: trimming evicts
+ * the least recently used past this. */
+#define MAX_OPEN 512
+
+/* Files known (read, unreadable or queued), at most, past trimming: every
+ * library of every process whose stack is recorded, over months. */
+#define MAX_ENTS 4096
+
 struct ent {
 	struct ent *qnext;	/* in the loader's queue */
 	uint32_t pid;		/* a process that mapped it */
@@ -34,6 +44,8 @@ struct ent {
 	int fd;			/* the file, pinned at request; or -1 */
 	int state;
 	struct gr_elf *e;	/* once READY: NULL if it could not be read */
+	uint64_t used;		/* ec->clock at the last get or wait */
+	size_t bytes;		/* gr_elf__bytes(e) */
 };
 
 struct gr_elfcache {
@@ -44,6 +56,10 @@ struct gr_elfcache {
 	struct gr_keymap ents;	/* (dev, ino) -> struct ent */
 	struct ent *head, *tail;
 	int pinned;		/* entries holding a descriptor */
+	int nread;		/* READY entries with an ELF */
+	uint64_t bytes;		/* their gr_elf__bytes */
+	uint64_t clock;		/* counts gets and waits */
+	uint64_t evicted;	/* entries trimmed, ever */
 	int loader;		/* the thread runs */
 	int stop;
 };
@@ -78,6 +94,11 @@ static void finish(struct gr_elfcache *ec, struct ent *x, struct gr_elf *e)
 	}
 	x->e = e;
 	x->state = READY;
+	if (e) {
+		x->bytes = gr_elf__bytes(e);
+		ec->bytes += x->bytes;
+		ec->nread++;
+	}
 	pthread_cond_broadcast(&ec->done);
 }
 
@@ -159,8 +180,10 @@ static struct ent *lookup(struct gr_elfcache *ec, uint32_t pid,
 			  const struct gr_mapping *m)
 {
 	struct ent *x = gr_keymap__get(&ec->ents, m->dev, m->ino);
-	if (x)
+	if (x) {
+		x->used = ++ec->clock;
 		return x;
+	}
 	if (!(x = calloc(1, sizeof(*x))))
 		return NULL;
 	char path[128];
@@ -169,6 +192,7 @@ static struct ent *lookup(struct gr_elfcache *ec, uint32_t pid,
 	x->fd = ec->pinned < MAX_PINNED ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	ec->pinned += x->fd >= 0;
 	x->pid = pid;
+	x->used = ++ec->clock;
 	x->m = *m;
 	x->m.path = m->path ? strdup(m->path) : NULL;
 	if (gr_keymap__put(&ec->ents, m->dev, m->ino, x) == x) {
@@ -246,28 +270,71 @@ struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
 
 void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read)
 {
-	gr_elfcache__usage(ec, files, read, NULL);
+	struct gr_elfcache_usage u;
+	gr_elfcache__usage(ec, &u);
+	*files = u.files;
+	*read = u.read;
 }
 
-void gr_elfcache__usage(struct gr_elfcache *ec, int *files, int *read,
-			uint64_t *bytes)
+void gr_elfcache__usage(struct gr_elfcache *ec, struct gr_elfcache_usage *u)
 {
-	int n = 0, r = 0;
-	uint64_t b = 0;
 	pthread_mutex_lock(&ec->mu);
-	for (size_t i = 0; i < ec->ents.cap; i++) {
-		struct ent *x = ec->ents.e[i].v;
-		if (!x)
-			continue;
-		n++;
-		if (x->state == READY && x->e) {
-			r++;
-			b += gr_elf__bytes(x->e);
-		}
-	}
+	*u = (struct gr_elfcache_usage){
+		.files = (int)ec->ents.n, .read = ec->nread,
+		.bytes = ec->bytes, .evicted = ec->evicted,
+	};
 	pthread_mutex_unlock(&ec->mu);
-	*files = n;
-	*read = r;
-	if (bytes)
-		*bytes = b;
+}
+
+static int cmp_used(const void *a, const void *b)
+{
+	const struct ent *x = *(struct ent *const *)a;
+	const struct ent *y = *(struct ent *const *)b;
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/* Forgets x, which is READY; called with mu held. */
+static void evict(struct gr_elfcache *ec, struct ent *x)
+{
+	gr_keymap__del(&ec->ents, x->m.dev, x->m.ino);
+	if (x->e) {
+		ec->bytes -= x->bytes;
+		ec->nread--;
+	}
+	gr_elf__close(x->e);
+	free(x->m.path);
+	free(x);
+	ec->evicted++;
+}
+
+int gr_elfcache__trim(struct gr_elfcache *ec, uint64_t budget,
+		      uint64_t *freed)
+{
+	int n = 0, k = 0;
+	uint64_t before;
+	pthread_mutex_lock(&ec->mu);
+	before = ec->bytes;
+	if (ec->bytes <= budget && ec->nread <= MAX_OPEN &&
+	    ec->ents.n <= MAX_ENTS) {
+		pthread_mutex_unlock(&ec->mu);
+		if (freed)
+			*freed = 0;
+		return 0;
+	}
+	struct ent **v = malloc(ec->ents.n * sizeof(*v));
+	for (size_t i = 0; v && i < ec->ents.cap; i++) {
+		struct ent *x = ec->ents.e[i].v;
+		if (x && x->state == READY)
+			v[k++] = x;
+	}
+	if (v)
+		qsort(v, (size_t)k, sizeof(*v), cmp_used);
+	for (int i = 0; i < k && (ec->bytes > budget || ec->nread > MAX_OPEN ||
+				  ec->ents.n > MAX_ENTS); i++, n++)
+		evict(ec, v[i]);
+	free(v);
+	if (freed)
+		*freed = before - ec->bytes;
+	pthread_mutex_unlock(&ec->mu);
+	return n;
 }

@@ -28,10 +28,20 @@
  * Files that cannot be read are remembered as such (NULL), and not tried
  * again.
  *
- * The struct gr_elf objects returned stay valid until gr_elfcache__free,
- * and are immutable (elfsyms.h): any thread may query them.  The cache
- * itself may be called from any thread; its entries are guarded by one
- * mutex, held only for lookups, never while a file is read.
+ * An ELF holds its functions' addresses, 16 bytes each, and reads a name
+ * from the file when asked (elfsyms.h), so that the cache of PyTorch's
+ * libraries is tens of MiB, not hundreds.  The cache is bounded:
+ * gr_elfcache__trim forgets the least recently used files past a budget
+ * of bytes, 512 open files or 4096 files known, and gpurecd trims to 0
+ * (sheds it) when it nears its memory limit.  A file forgotten is read
+ * again when next asked for.
+ *
+ * The struct gr_elf objects returned stay valid until the next
+ * gr_elfcache__trim or gr_elfcache__free, and are immutable (elfsyms.h):
+ * any thread may query them.  The cache itself may be called from any
+ * thread; its entries are guarded by one mutex, held only for lookups,
+ * never while a file is read.  gpurecd gets, waits and trims on its event
+ * loop's thread only, and uses an ELF within the callback that got it.
  */
 #ifndef GR_ELFCACHE_H
 #define GR_ELFCACHE_H
@@ -64,11 +74,23 @@ struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
 struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
 				 const struct gr_mapping *m);
 
+/* Forgets the least recently asked-for files read (or found unreadable)
+ * until those read hold at most budget bytes, at most 512 are open and
+ * at most 4096 known; files queued or being read stay.  Returns how many
+ * it forgot; *freed (may be NULL) the bytes their ELFs held. */
+int gr_elfcache__trim(struct gr_elfcache *ec, uint64_t budget,
+		      uint64_t *freed);
+
 /* Counts, for logs and tests: files known (read or not), and of those,
  * the ones read into an ELF. */
 void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read);
-/* The same, and the memory the files read hold (gr_elf__bytes). */
-void gr_elfcache__usage(struct gr_elfcache *ec, int *files, int *read,
-			uint64_t *bytes);
+
+struct gr_elfcache_usage {
+	int files;		/* known: queued, being read, read or not */
+	int read;		/* read into an ELF */
+	uint64_t bytes;		/* the memory those hold (gr_elf__bytes) */
+	uint64_t evicted;	/* files trimmed since the cache was made */
+};
+void gr_elfcache__usage(struct gr_elfcache *ec, struct gr_elfcache_usage *u);
 
 #endif

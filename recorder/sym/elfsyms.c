@@ -4,23 +4,31 @@
  * Both .symtab and .dynsym count: nvcc links the CUDA runtime statically by
  * default, and then cudaLaunchKernel and friends are local (or hidden)
  * symbols that only .symtab has; CUDA 13's kernel host stubs are hidden
- * too.  The file is read once with ELF_C_READ_MMAP and closed before
- * gr_elf__open returns; what is kept is copied out:
+ * too.
  *
- *  - the string tables, each copied whole, once, into one buffer; symbols
- *    hold 32-bit offsets into it (a static binary the size of PyTorch has
- *    ~500k symbols: no malloc per symbol);
- *  - one 24-byte record per distinct (address, name) function symbol,
- *    sorted by address (for symbolizing) with a running maximum of symbol
- *    ends, so that a containing symbol is found even when symbols nest;
- *  - a 4-byte index per symbol sorted by name (for finding).
+ * The file is read with pread(2), in bounded chunks, never mapped nor
+ * read whole: PyTorch's libraries hold a million function symbols and
+ * hundreds of MiB of (mangled C++) names, and gpurecd keeps the symbols of
+ * every library its recorded processes map (issue 17: copying their string
+ * tables whole held 175 MiB, and reading them raised the peak further).
+ * What is kept:
  *
- * Nothing is written after open, so lookups need no locks.
+ *  - gr_elf__open: one 16-byte record per distinct function address,
+ *    sorted, with a running maximum of symbol ends, so that a containing
+ *    symbol is found even when symbols nest.  Addresses are 32-bit
+ *    offsets from the file's lowest function; no name is kept, only where
+ *    it lies in the file, which stays open: gr_elf__symbolize reads the one
+ *    name it returns.
+ *  - gr_elf__open_find: the functions called by one of the names asked
+ *    for, with those names, for gr_elf__find; found by reading each
+ *    function's name once, in file order, through a 1 MiB window.
+ *
+ * Nothing is written after open, so lookups need no locks (pread does not
+ * move the descriptor's offset).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,28 +45,49 @@
 #error "elfsyms.c: unsupported host architecture"
 #endif
 
-#define SIZE_CLAMP ((1u << 30) - 1)	/* fits the 30-bit size field */
-#define MAX_SYMTABS 8			/* .dynsym, .symtab, and slack */
+#define SIZE_CLAMP ((1u << 29) - 1)	/* fits the 29-bit size field */
+#define MAX_STRTABS 2			/* .dynstr and .strtab */
 #define MAX_BUILD_ID 64			/* bytes; GNU ld makes 16 or 20 */
+#define MAX_NOTES (64u << 10)		/* bytes of notes read, at most */
+#define MAX_SHDRS (1u << 20)
+#define SYM_CHUNK 4096			/* symbols read at a time */
+#define WINDOW (1u << 20)		/* string table bytes read at a time */
+#define NAME_MAX_LEN (1u << 20)		/* a longer name is no name */
 
 struct sym {
-	uint64_t addr;		/* st_value */
-	uint64_t maxend;	/* max(addr + size) over this and all before */
-	uint32_t name;		/* offset into gr_elf.strs */
-	unsigned int size : 30;	/* st_size, clamped to SIZE_CLAMP */
+	uint32_t addr;		/* st_value - gr_elf.base */
+	uint32_t maxend;	/* max(addr + size) over this and all before */
+	uint32_t name;		/* offset into string table `tab` */
+	unsigned int size : 29;	/* st_size, clamped to SIZE_CLAMP */
 	unsigned int rank : 2;	/* alias preference: 0 global, 1 weak, 2 local */
+	unsigned int tab : 1;
+};
+
+/* A function found by name (gr_elf__open_find). */
+struct named {
+	uint64_t addr;
+	const char *name;	/* in gr_elf.names */
 };
 
 struct seg {
 	uint64_t vaddr, memsz, off, filesz;
 };
 
+struct strtab {
+	uint64_t off, size;	/* in the file */
+	uint32_t shndx;
+};
+
 struct gr_elf {
-	struct sym *syms;	/* sorted by (addr, rank, name) */
-	uint32_t *by_name;	/* indices into syms, sorted by (name, addr) */
+	int fd;			/* for names; -1 once not needed */
+	uint64_t base;		/* the lowest function address */
+	struct sym *syms;	/* sorted by (addr, rank, tab, name) */
 	int n;
-	char *strs;		/* copies of the string tables, NUL-ended */
-	size_t nstrs;		/* bytes of strs */
+	struct named *found;	/* sorted by (name, addr) */
+	int nfound;
+	char *names;		/* their names, NUL-ended */
+	size_t nnames;
+	struct strtab tabs[MAX_STRTABS];
 	struct seg *segs;	/* PT_LOAD headers, in file order */
 	int nsegs;
 	char *build_id;		/* lowercase hex, or NULL */
@@ -67,19 +96,102 @@ struct gr_elf {
 /* The C++ ABI's demangler, from libstdc++ (link -lstdc++). */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-/* ---- building ----------------------------------------------------------- */
+/* ---- reading ------------------------------------------------------------ */
 
-struct symtab {
-	Elf_Data *data, *strs;
-	size_t nsyms;
-	size_t link;		/* section index of the string table */
-	size_t base;		/* where its strings start in gr_elf.strs */
+/* Reads exactly len bytes at off.  Returns 0, or -errno (-EIO if the file
+ * is shorter). */
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = pread(fd, p, len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* What open keeps of the headers while it reads. */
+struct hdrs {
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh;		/* section headers, or NULL */
+	size_t nsh;
+	const Elf64_Shdr *symtabs[4];	/* .dynsym and .symtab, at most */
+	int ntabs[4];		/* their string table's index in e->tabs */
+	int nsymtabs;
 };
 
-/* Returns whether sym is a defined function worth indexing. */
-static int is_func(const GElf_Sym *sym, size_t strsz)
+static int check_header(const Elf64_Ehdr *eh)
 {
-	int type = GELF_ST_TYPE(sym->st_info);
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh->e_machine != GR_EM ||
+	    (eh->e_type != ET_EXEC && eh->e_type != ET_DYN))
+		return -ENOEXEC;
+	return 0;
+}
+
+/* Reads the section headers and picks the symbol tables and their string
+ * tables.  Returns 0 (also for a file without sections), or -errno. */
+static int read_sections(struct gr_elf *e, struct hdrs *h)
+{
+	const Elf64_Ehdr *eh = &h->eh;
+	size_t nsh = eh->e_shnum;
+	Elf64_Shdr first;
+	int err;
+
+	if (!eh->e_shoff || eh->e_shentsize != sizeof(Elf64_Shdr))
+		return 0;
+	if (!nsh) {	/* 65280 sections or more: the count is in the first */
+		if ((err = read_at(e->fd, &first, sizeof(first), eh->e_shoff)))
+			return err;
+		nsh = first.sh_size;
+	}
+	if (!nsh || nsh > MAX_SHDRS)
+		return 0;
+	if (!(h->sh = malloc(nsh * sizeof(*h->sh))))
+		return -ENOMEM;
+	if ((err = read_at(e->fd, h->sh, nsh * sizeof(*h->sh), eh->e_shoff)))
+		return err;
+	h->nsh = nsh;
+	for (size_t i = 0; i < nsh && h->nsymtabs < 4; i++) {
+		const Elf64_Shdr *s = &h->sh[i];
+		int t;
+
+		if ((s->sh_type != SHT_SYMTAB && s->sh_type != SHT_DYNSYM) ||
+		    s->sh_entsize != sizeof(Elf64_Sym) || !s->sh_link ||
+		    s->sh_link >= nsh || h->sh[s->sh_link].sh_type != SHT_STRTAB ||
+		    !h->sh[s->sh_link].sh_size)
+			continue;
+		for (t = 0; t < MAX_STRTABS && e->tabs[t].size; t++)
+			if (e->tabs[t].shndx == s->sh_link)
+				break;
+		if (t == MAX_STRTABS)
+			continue;	/* a third string table: not ours */
+		if (!e->tabs[t].size)
+			e->tabs[t] = (struct strtab){
+				.off = h->sh[s->sh_link].sh_offset,
+				.size = h->sh[s->sh_link].sh_size,
+				.shndx = s->sh_link,
+			};
+		h->symtabs[h->nsymtabs] = s;
+		h->ntabs[h->nsymtabs++] = t;
+	}
+	return 0;
+}
+
+/* Returns whether sym is a defined function worth indexing. */
+static int is_func(const Elf64_Sym *sym, uint64_t strsz)
+{
+	int type = ELF64_ST_TYPE(sym->st_info);
 
 	return (type == STT_FUNC || type == STT_GNU_IFUNC) &&
 	       sym->st_shndx != SHN_UNDEF && sym->st_value != 0 &&
@@ -88,7 +200,7 @@ static int is_func(const GElf_Sym *sym, size_t strsz)
 
 static unsigned int bind_rank(unsigned char info)
 {
-	switch (GELF_ST_BIND(info)) {
+	switch (ELF64_ST_BIND(info)) {
 	case STB_GLOBAL:
 	case STB_GNU_UNIQUE:
 		return 0;
@@ -99,7 +211,83 @@ static unsigned int bind_rank(unsigned char info)
 	}
 }
 
-static int cmp_sym(const void *a, const void *b, void *strs)
+/* Calls fn for each function symbol of the symbol tables, in file order.
+ * Stops at fn's first non-zero return, and returns it; else 0, or -errno
+ * if a table could not be read. */
+static int each_func(struct gr_elf *e, const struct hdrs *h,
+		     int (*fn)(void *arg, const Elf64_Sym *s, int tab),
+		     void *arg)
+{
+	Elf64_Sym *buf = malloc(SYM_CHUNK * sizeof(*buf));
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (int k = 0; k < h->nsymtabs && !err; k++) {
+		const Elf64_Shdr *s = h->symtabs[k];
+		uint64_t strsz = e->tabs[h->ntabs[k]].size;
+		size_t nsyms = s->sh_size / sizeof(Elf64_Sym);
+
+		for (size_t i = 0; i < nsyms && !err; i += SYM_CHUNK) {
+			size_t c = nsyms - i < SYM_CHUNK ? nsyms - i : SYM_CHUNK;
+
+			if ((err = read_at(e->fd, buf, c * sizeof(*buf),
+					   s->sh_offset + i * sizeof(*buf))))
+				break;
+			for (size_t j = 0; j < c && !err; j++)
+				if (is_func(&buf[j], strsz))
+					err = fn(arg, &buf[j], h->ntabs[k]);
+		}
+	}
+	free(buf);
+	return err;
+}
+
+/* ---- the address index -------------------------------------------------- */
+
+struct span {
+	uint64_t lo, hi;
+	size_t n;
+};
+
+static int count_func(void *arg, const Elf64_Sym *s, int tab)
+{
+	struct span *sp = arg;
+
+	(void)tab;
+	if (s->st_value < sp->lo)
+		sp->lo = s->st_value;
+	if (s->st_value > sp->hi)
+		sp->hi = s->st_value;
+	sp->n++;
+	return 0;
+}
+
+struct fill {
+	struct gr_elf *e;
+	size_t cap;
+};
+
+static int fill_func(void *arg, const Elf64_Sym *s, int tab)
+{
+	struct fill *f = arg;
+	struct gr_elf *e = f->e;
+
+	/* A function 4 GiB above the lowest: no library is that large. */
+	if (s->st_value - e->base > UINT32_MAX || (size_t)e->n >= f->cap)
+		return 0;
+	e->syms[e->n++] = (struct sym){
+		.addr = (uint32_t)(s->st_value - e->base),
+		.name = (uint32_t)s->st_name,
+		.size = s->st_size > SIZE_CLAMP ? SIZE_CLAMP :
+			(unsigned int)s->st_size,
+		.rank = bind_rank(s->st_info),
+		.tab = (unsigned int)tab,
+	};
+	return 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
@@ -107,258 +295,446 @@ static int cmp_sym(const void *a, const void *b, void *strs)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
-	return strcmp((char *)strs + x->name, (char *)strs + y->name);
+	if (x->tab != y->tab)
+		return x->tab < y->tab ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static int cmp_name(const void *a, const void *b, void *ep)
+/* Indexes every function address.  Returns 0 or -errno. */
+static int load_addrs(struct gr_elf *e, const struct hdrs *h)
 {
-	const struct gr_elf *e = ep;
-	const struct sym *x = &e->syms[*(const uint32_t *)a];
-	const struct sym *y = &e->syms[*(const uint32_t *)b];
-	int c = strcmp(e->strs + x->name, e->strs + y->name);
-
-	if (c)
-		return c;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Finds the symbol tables and sizes everything.  Returns 0 on success,
- * -errno on failure. */
-static int scan_symtabs(Elf *elf, struct symtab *t, int *nt, size_t *nsyms,
-			size_t *strsz)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	size_t fsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-
-	*nt = 0;
-	*nsyms = *strsz = 0;
-	if (!fsize)
-		return -ENOEXEC;
-	while ((scn = elf_nextscn(elf, scn)) && *nt < MAX_SYMTABS) {
-		struct symtab *s = &t[*nt];
-		Elf_Scn *sscn;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		sscn = elf_getscn(elf, sh.sh_link);
-		s->data = elf_getdata(scn, NULL);
-		s->strs = sscn ? elf_getdata(sscn, NULL) : NULL;
-		if (!s->data || !s->data->d_buf || !s->strs ||
-		    !s->strs->d_buf || !s->strs->d_size)
-			continue;
-		s->nsyms = s->data->d_size / fsize;
-		s->link = sh.sh_link;
-		s->base = SIZE_MAX;
-		for (int i = 0; i < *nt; i++)
-			if (t[i].link == s->link)
-				s->base = t[i].base;	/* shared table */
-		if (s->base == SIZE_MAX) {
-			s->base = *strsz;
-			*strsz += s->strs->d_size + 1;
-		}
-		for (size_t i = 0; i < s->nsyms; i++) {
-			GElf_Sym sym;
-
-			if (gelf_getsym(s->data, (int)i, &sym) &&
-			    is_func(&sym, s->strs->d_size))
-				(*nsyms)++;
-		}
-		(*nt)++;
-	}
-	if (*strsz > UINT32_MAX || *nsyms > INT_MAX)
-		return -EFBIG;
-	return 0;
-}
-
-/* Copies the string tables and function symbols into e.  Returns 0 on
- * success, -errno on failure. */
-static int load_syms(struct gr_elf *e, Elf *elf)
-{
-	struct symtab t[MAX_SYMTABS];
-	size_t nsyms, strsz, n = 0;
-	int nt, err;
-
-	if ((err = scan_symtabs(elf, t, &nt, &nsyms, &strsz)))
-		return err;
-	if (!nsyms)
-		return 0;
-	e->strs = malloc(strsz);
-	e->nstrs = strsz;
-	e->syms = malloc(nsyms * sizeof(*e->syms));
-	if (!e->strs || !e->syms)
-		return -ENOMEM;
-	for (int k = 0; k < nt; k++) {
-		const struct symtab *s = &t[k];
-		size_t strsize = s->strs->d_size;
-
-		memcpy(e->strs + s->base, s->strs->d_buf, strsize);
-		e->strs[s->base + strsize] = '\0';
-		for (size_t i = 0; i < s->nsyms && n < nsyms; i++) {
-			GElf_Sym sym;
-
-			if (!gelf_getsym(s->data, (int)i, &sym) ||
-			    !is_func(&sym, strsize))
-				continue;
-			e->syms[n++] = (struct sym){
-				.addr = sym.st_value,
-				.name = (uint32_t)(s->base + sym.st_name),
-				.size = sym.st_size > SIZE_CLAMP ? SIZE_CLAMP :
-					(unsigned int)sym.st_size,
-				.rank = bind_rank(sym.st_info),
-			};
-		}
-	}
-	qsort_r(e->syms, n, sizeof(*e->syms), cmp_sym, e->strs);
-
-	/* .dynsym and .symtab list most exported functions twice. */
+	struct span sp = { .lo = UINT64_MAX };
+	struct fill f = { .e = e };
 	size_t w = 0;
-	for (size_t i = 0; i < n; i++) {
+	int err;
+
+	if ((err = each_func(e, h, count_func, &sp)) || !sp.n)
+		return err;
+	if (sp.n > INT_MAX)
+		return -EFBIG;
+	e->base = sp.lo;
+	if (!(e->syms = malloc(sp.n * sizeof(*e->syms))))
+		return -ENOMEM;
+	f.cap = sp.n;
+	if ((err = each_func(e, h, fill_func, &f)))
+		return err;
+	qsort(e->syms, (size_t)e->n, sizeof(*e->syms), cmp_sym);
+
+	/* One record per address and rank: the first of each sorts best
+	 * (.dynsym's name before .symtab's); a local alias is kept beside a
+	 * global one only for the order of preference, and .dynsym and
+	 * .symtab list most exported functions twice. */
+	for (int i = 0; i < e->n; i++) {
 		struct sym *p = w ? &e->syms[w - 1] : NULL;
 		const struct sym *s = &e->syms[i];
 
-		if (p && p->addr == s->addr && p->rank == s->rank &&
-		    strcmp(e->strs + p->name, e->strs + s->name) == 0) {
+		if (p && p->addr == s->addr && p->rank == s->rank) {
 			if (s->size > p->size)
 				p->size = s->size;
 			continue;
 		}
 		e->syms[w++] = *s;
 	}
-	n = w;
-	e->n = (int)n;
-	if (n < nsyms) {
-		struct sym *shrunk = realloc(e->syms, n * sizeof(*e->syms));
+	e->n = (int)w;
+	if (w < sp.n) {
+		struct sym *shrunk = realloc(e->syms, w * sizeof(*e->syms));
 
 		if (shrunk)
 			e->syms = shrunk;
 	}
-
 	uint64_t maxend = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < w; i++) {
 		struct sym *s = &e->syms[i];
-		uint64_t end = s->addr + s->size;
+		uint64_t end = (uint64_t)s->addr + s->size;
 
-		if (end < s->addr)
-			end = UINT64_MAX;
 		if (end > maxend)
 			maxend = end;
-		s->maxend = maxend;
+		s->maxend = maxend > UINT32_MAX ? UINT32_MAX : (uint32_t)maxend;
 	}
-
-	if (!(e->by_name = malloc(n * sizeof(*e->by_name))))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		e->by_name[i] = (uint32_t)i;
-	qsort_r(e->by_name, n, sizeof(*e->by_name), cmp_name, e);
 	return 0;
 }
+
+/* ---- functions by name -------------------------------------------------- */
+
+/* The names asked for, hashed (less any @VERSION). */
+struct want {
+	const char *const *names;
+	int n;
+	int *slots;		/* index + 1 into names, or 0 */
+	size_t mask;
+	unsigned char first[256];	/* a wanted name starts with it */
+};
+
+static uint64_t hash_name(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static int want_init(struct want *w, const char *const *names, int n)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * (size_t)n)
+		cap *= 2;
+	w->names = names;
+	w->n = n;
+	w->mask = cap - 1;
+	if (!(w->slots = calloc(cap, sizeof(*w->slots))))
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		size_t len = strcspn(names[i], "@");
+		size_t k = hash_name(names[i], len) & w->mask;
+
+		if (!len)
+			continue;
+		w->first[(unsigned char)names[i][0]] = 1;
+		while (w->slots[k])
+			k = (k + 1) & w->mask;
+		w->slots[k] = i + 1;
+	}
+	return 0;
+}
+
+/* Returns whether the name s (len bytes before any '@') is wanted. */
+static int want_has(const struct want *w, const char *s, size_t len)
+{
+	for (size_t k = hash_name(s, len) & w->mask; w->slots[k];
+	     k = (k + 1) & w->mask) {
+		const char *n = w->names[w->slots[k] - 1];
+
+		if (strncmp(n, s, len) == 0 && (!n[len] || n[len] == '@'))
+			return 1;
+	}
+	return 0;
+}
+
+/* A function symbol's name, by where it lies: (tab << 32) | st_name. */
+struct namepos {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int add_pos(void *arg, const Elf64_Sym *s, int tab)
+{
+	struct namepos *p = arg;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 4096;
+		uint64_t *v = realloc(p->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n++] = (uint64_t)tab << 32 | s->st_name;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keeps, of the sorted positions in p, those whose names are wanted:
+ * reads the string tables in file order through one window.  Returns 0
+ * or -errno. */
+static int match_names(struct gr_elf *e, struct namepos *p,
+		       const struct want *w)
+{
+	char *win = malloc(WINDOW + 1);
+	uint64_t wtab = UINT64_MAX, wlo = 0, whi = 0; /* window: [wlo, whi) */
+	size_t kept = 0;
+	int err = 0;
+
+	if (!win)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n && !err; i++) {
+		uint64_t tab = p->v[i] >> 32, off = (uint32_t)p->v[i];
+		const struct strtab *t = &e->tabs[tab];
+
+		if (i && p->v[i] == p->v[i - 1])
+			continue;
+		if (tab != wtab || off < wlo || off >= whi) {
+			size_t len = t->size - off < WINDOW ? t->size - off :
+				     WINDOW;
+
+			if ((err = read_at(e->fd, win, len, t->off + off)))
+				break;
+			win[len] = 0;
+			wtab = tab, wlo = off, whi = off + len;
+		}
+		const char *s = win + (off - wlo);
+
+		if (!w->first[(unsigned char)*s])
+			continue;
+		size_t len = strcspn(s, "@");
+
+		if (s + len == win + (whi - wlo) && whi < t->size &&
+		    off > wlo) {
+			/* It may go on past the window: read from it. */
+			wtab = UINT64_MAX;
+			i--;
+			continue;
+		}
+		if (want_has(w, s, len))
+			p->v[kept++] = p->v[i];
+	}
+	free(win);
+	p->n = kept;
+	return err;
+}
+
+struct collect {
+	struct gr_elf *e;
+	const struct namepos *pos;	/* wanted positions, sorted */
+	size_t cap;			/* of e->found */
+	size_t names_cap;		/* of e->names */
+};
+
+/* Reads the NUL-ended name at (tab, off) into a malloc'd string. */
+static char *read_name(const struct gr_elf *e, int tab, uint64_t off)
+{
+	const struct strtab *t = &e->tabs[tab];
+	size_t cap = 256;
+	char *s = NULL;
+
+	if (off >= t->size)
+		return NULL;
+	for (;;) {
+		size_t len = t->size - off < cap ? t->size - off : cap;
+		char *n = realloc(s, len + 1);
+
+		if (!n)
+			break;
+		s = n;
+		if (read_at(e->fd, s, len, t->off + off))
+			break;
+		s[len] = 0;
+		if (strlen(s) < len || len < cap)
+			return s;
+		if (cap >= NAME_MAX_LEN)
+			break;
+		cap *= 4;
+	}
+	free(s);
+	return NULL;
+}
+
+static int collect_func(void *arg, const Elf64_Sym *s, int tab)
+{
+	struct collect *c = arg;
+	struct gr_elf *e = c->e;
+	uint64_t key = (uint64_t)tab << 32 | s->st_name;
+
+	if (!bsearch(&key, c->pos->v, c->pos->n, sizeof(key), cmp_u64))
+		return 0;
+	if ((size_t)e->nfound == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct named *v = realloc(e->found, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		e->found = v;
+		c->cap = cap;
+	}
+	char *name = read_name(e, tab, s->st_name);
+	if (!name)
+		return -ENOMEM;
+	/* Names are appended to one buffer; the pointers are set once it
+	 * stops moving. */
+	size_t len = strlen(name) + 1;
+	if (e->nnames + len > c->names_cap) {
+		size_t cap = 2 * (e->nnames + len);
+		char *buf = realloc(e->names, cap);
+		if (!buf) {
+			free(name);
+			return -ENOMEM;
+		}
+		e->names = buf;
+		c->names_cap = cap;
+	}
+	memcpy(e->names + e->nnames, name, len);
+	free(name);
+	e->found[e->nfound++] = (struct named){
+		.addr = s->st_value, .name = (const char *)(uintptr_t)e->nnames,
+	};
+	e->nnames += len;
+	return 0;
+}
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Keeps the functions called by one of the n names.  Returns 0 or
+ * -errno. */
+static int load_found(struct gr_elf *e, const struct hdrs *h,
+		      const char *const *names, int n)
+{
+	struct namepos pos = { 0 };
+	struct want w = { 0 };
+	struct collect c = { .e = e, .pos = &pos };
+	int err;
+
+	if (!n)
+		return 0;
+	if (!(err = want_init(&w, names, n)) &&
+	    !(err = each_func(e, h, add_pos, &pos)) && pos.n) {
+		qsort(pos.v, pos.n, sizeof(*pos.v), cmp_u64);
+		if (!(err = match_names(e, &pos, &w)) && pos.n)
+			err = each_func(e, h, collect_func, &c);
+	}
+	free(w.slots);
+	free(pos.v);
+	if (err || !e->nfound)
+		return err;
+	for (int i = 0; i < e->nfound; i++)
+		e->found[i].name = e->names + (uintptr_t)e->found[i].name;
+	qsort(e->found, (size_t)e->nfound, sizeof(*e->found), cmp_named);
+	/* .dynsym and .symtab list most exported functions twice. */
+	int k = 0;
+	for (int i = 0; i < e->nfound; i++)
+		if (!k || cmp_named(&e->found[k - 1], &e->found[i]))
+			e->found[k++] = e->found[i];
+	e->nfound = k;
+	return 0;
+}
+
+/* ---- headers ------------------------------------------------------------ */
 
 /* Copies the PT_LOAD headers.  Returns 0 on success, -errno on failure. */
-static int load_segs(struct gr_elf *e, Elf *elf)
+static int load_segs(struct gr_elf *e, const struct hdrs *h,
+		     Elf64_Phdr **phdrs, size_t *nph)
 {
-	size_t nph;
+	const Elf64_Ehdr *eh = &h->eh;
+	size_t n = eh->e_phnum;
+	int err;
 
-	if (elf_getphdrnum(elf, &nph) != 0 || !nph)
+	*phdrs = NULL;
+	*nph = 0;
+	if (n == PN_XNUM && h->nsh)
+		n = h->sh[0].sh_info;
+	if (!n || !eh->e_phoff || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    n > 65536)
 		return 0;
-	if (!(e->segs = calloc(nph, sizeof(*e->segs))))
+	if (!(*phdrs = malloc(n * sizeof(**phdrs))) ||
+	    !(e->segs = calloc(n, sizeof(*e->segs))))
 		return -ENOMEM;
-	for (size_t i = 0; i < nph && i <= INT_MAX; i++) {
-		GElf_Phdr ph;
+	if ((err = read_at(e->fd, *phdrs, n * sizeof(**phdrs), eh->e_phoff)))
+		return err;
+	*nph = n;
+	for (size_t i = 0; i < n; i++) {
+		const Elf64_Phdr *ph = &(*phdrs)[i];
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		e->segs[e->nsegs++] = (struct seg){
-			.vaddr = ph.p_vaddr, .memsz = ph.p_memsz,
-			.off = ph.p_offset, .filesz = ph.p_filesz,
-		};
+		if (ph->p_type == PT_LOAD)
+			e->segs[e->nsegs++] = (struct seg){
+				.vaddr = ph->p_vaddr, .memsz = ph->p_memsz,
+				.off = ph->p_offset, .filesz = ph->p_filesz,
+			};
 	}
 	return 0;
 }
 
-/* Looks for NT_GNU_BUILD_ID in one block of notes.  Returns 0 if found or
- * absent, -ENOMEM on failure. */
-static int scan_notes(struct gr_elf *e, Elf_Data *data)
+/* Looks for NT_GNU_BUILD_ID in one block of notes (align: 4 or 8).
+ * Returns 0 if found or absent, -ENOMEM on failure. */
+static int scan_notes(struct gr_elf *e, const unsigned char *d, size_t size,
+		      size_t align)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t pos = 0, next, name_off, desc_off;
-	GElf_Nhdr nh;
+	size_t pos = 0;
 
-	while (data && data->d_buf && pos < data->d_size &&
-	       (next = gelf_getnote(data, pos, &nh, &name_off, &desc_off))) {
-		const unsigned char *d = (const unsigned char *)data->d_buf;
+#define ALIGN_UP(x) (((x) + align - 1) & ~(align - 1))
+	while (pos + sizeof(Elf64_Nhdr) <= size) {
+		Elf64_Nhdr nh;
 
+		memcpy(&nh, d + pos, sizeof(nh));
+		size_t name = pos + sizeof(nh);
+		size_t desc = name + ALIGN_UP((size_t)nh.n_namesz);
+		size_t next = desc + ALIGN_UP((size_t)nh.n_descsz);
+
+		if (desc > size || nh.n_descsz > size - desc || next <= pos)
+			break;
 		pos = next;
 		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-		    memcmp(d + name_off, "GNU", 4) != 0 ||
+		    memcmp(d + name, "GNU", 4) != 0 ||
 		    !nh.n_descsz || nh.n_descsz > MAX_BUILD_ID)
 			continue;
 		if (!(e->build_id = malloc(2 * nh.n_descsz + 1)))
 			return -ENOMEM;
 		for (size_t i = 0; i < nh.n_descsz; i++) {
-			e->build_id[2 * i] = hex[d[desc_off + i] >> 4];
-			e->build_id[2 * i + 1] = hex[d[desc_off + i] & 15];
+			e->build_id[2 * i] = hex[d[desc + i] >> 4];
+			e->build_id[2 * i + 1] = hex[d[desc + i] & 15];
 		}
 		e->build_id[2 * nh.n_descsz] = '\0';
 		return 0;
 	}
+#undef ALIGN_UP
 	return 0;
+}
+
+/* Reads one block of notes and scans it.  Returns 0 or -ENOMEM. */
+static int read_notes(struct gr_elf *e, uint64_t off, uint64_t size,
+		      uint64_t align)
+{
+	unsigned char *d;
+	int err = 0;
+
+	if (!size || size > MAX_NOTES)
+		return 0;
+	if (!(d = malloc(size)))
+		return -ENOMEM;
+	if (!read_at(e->fd, d, size, off))
+		err = scan_notes(e, d, size, align == 8 ? 8 : 4);
+	free(d);
+	return err;
 }
 
 /* Finds the build id in SHT_NOTE sections, or failing those (no section
  * headers) in PT_NOTE segments.  Returns 0 on success, -errno on
  * failure. */
-static int load_build_id(struct gr_elf *e, Elf *elf)
+static int load_build_id(struct gr_elf *e, const struct hdrs *h,
+			 const Elf64_Phdr *ph, size_t nph)
 {
-	Elf_Scn *scn = NULL;
-	size_t nph;
 	int err;
 
-	while (!e->build_id && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
-		    (err = scan_notes(e, elf_getdata(scn, NULL))))
+	for (size_t i = 0; i < h->nsh && !e->build_id; i++)
+		if (h->sh[i].sh_type == SHT_NOTE &&
+		    (err = read_notes(e, h->sh[i].sh_offset, h->sh[i].sh_size,
+				      h->sh[i].sh_addralign)))
 			return err;
-	}
-	if (e->build_id || elf_getphdrnum(elf, &nph) != 0)
-		return 0;
-	for (size_t i = 0; i < nph && i <= INT_MAX && !e->build_id; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
-			ph.p_filesz, ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		if ((err = scan_notes(e, d)))
+	for (size_t i = 0; i < nph && !e->build_id; i++)
+		if (ph[i].p_type == PT_NOTE &&
+		    (err = read_notes(e, ph[i].p_offset, ph[i].p_filesz,
+				      ph[i].p_align)))
 			return err;
-	}
 	return 0;
 }
 
-/* Returns 0 if elf is a 64-bit executable or shared object of this
- * machine, else -ENOEXEC. */
-static int check_header(Elf *elf)
-{
-	GElf_Ehdr eh;
-
-	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
-	    !gelf_getehdr(elf, &eh) || eh.e_machine != GR_EM ||
-	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
-		return -ENOEXEC;
-	return 0;
-}
-
-struct gr_elf *gr_elf__open(const char *path)
+/* Opens path into a new gr_elf, reads its headers, and then its functions
+ * by address (names NULL) or those called one of names. */
+static struct gr_elf *open_elf(const char *path, const char *const *names,
+			       int n)
 {
 	struct gr_elf *e = NULL;
-	Elf *elf = NULL;
+	struct hdrs h = { 0 };
+	Elf64_Phdr *ph = NULL;
+	size_t nph = 0;
 	struct stat st;
 	int fd, err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return errno = ENOSYS, NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
@@ -370,8 +746,7 @@ struct gr_elf *gr_elf__open(const char *path)
 		err = S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
 		goto out;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || (err = check_header(elf))) {
+	if (read_at(fd, &h.eh, sizeof(h.eh), 0) || check_header(&h.eh)) {
 		err = -ENOEXEC;
 		goto out;
 	}
@@ -379,26 +754,50 @@ struct gr_elf *gr_elf__open(const char *path)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (!(err = load_segs(e, elf)) && !(err = load_syms(e, elf)))
-		err = load_build_id(e, elf);
+	e->fd = fd;
+	if (!(err = read_sections(e, &h)) &&
+	    !(err = load_segs(e, &h, &ph, &nph)) &&
+	    !(err = load_build_id(e, &h, ph, nph)))
+		err = names ? load_found(e, &h, names, n) : load_addrs(e, &h);
 out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	free(h.sh);
+	free(ph);
+	if (err == -EIO)
+		err = -ENOEXEC;	/* shorter than its headers say */
 	if (err) {
-		gr_elf__close(e);
+		if (e)
+			gr_elf__close(e);
+		else
+			close(fd);
 		errno = -err;
 		return NULL;
 	}
+	if (names || !e->n) {	/* no name will be read */
+		close(e->fd);
+		e->fd = -1;
+	}
 	return e;
+}
+
+struct gr_elf *gr_elf__open(const char *path)
+{
+	return open_elf(path, NULL, 0);
+}
+
+struct gr_elf *gr_elf__open_find(const char *path, const char *const *names,
+				 int n)
+{
+	static const char *const none[1];
+
+	return open_elf(path, names ? names : none, names ? n : 0);
 }
 
 size_t gr_elf__bytes(const struct gr_elf *e)
 {
 	if (!e)
 		return 0;
-	return sizeof(*e) + e->nstrs +
-	       (size_t)e->n * (sizeof(*e->syms) + sizeof(*e->by_name)) +
+	return sizeof(*e) + (size_t)e->n * sizeof(*e->syms) +
+	       (size_t)e->nfound * sizeof(*e->found) + e->nnames +
 	       (size_t)e->nsegs * sizeof(*e->segs) +
 	       (e->build_id ? strlen(e->build_id) + 1 : 0);
 }
@@ -407,9 +806,11 @@ void gr_elf__close(struct gr_elf *e)
 {
 	if (!e)
 		return;
+	if (e->fd >= 0)
+		close(e->fd);
 	free(e->syms);
-	free(e->by_name);
-	free(e->strs);
+	free(e->found);
+	free(e->names);
 	free(e->segs);
 	free(e->build_id);
 	free(e);
@@ -466,17 +867,16 @@ static int keycmp(const char *s, const char *name, size_t len, int versioned)
 	return (int)(unsigned char)s[len] - '@';
 }
 
-/* Returns the first by_name position whose name is >= the key. */
+/* Returns the first found position whose name is >= the key. */
 static int lower_bound(const struct gr_elf *e, const char *name, size_t len,
 		       int versioned)
 {
-	int lo = 0, hi = e->n;
+	int lo = 0, hi = e->nfound;
 
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
-		const char *s = e->strs + e->syms[e->by_name[mid]].name;
 
-		if (keycmp(s, name, len, versioned) < 0)
+		if (keycmp(e->found[mid].name, name, len, versioned) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -484,14 +884,14 @@ static int lower_bound(const struct gr_elf *e, const char *name, size_t len,
 	return lo;
 }
 
-/* Adds the offset of syms[idx] to offs unless it is there.  Returns the
- * new count. */
-static int add_off(const struct gr_elf *e, uint32_t idx, uint64_t *offs,
+/* Adds the offset of addr to offs unless it is there.  Returns the new
+ * count. */
+static int add_off(const struct gr_elf *e, uint64_t addr, uint64_t *offs,
 		   int found)
 {
 	uint64_t off;
 
-	if (vaddr_to_off(e, e->syms[idx].addr, &off))
+	if (vaddr_to_off(e, addr, &off))
 		return found;
 	for (int k = 0; k < found; k++)
 		if (offs[k] == off)
@@ -519,18 +919,16 @@ int gr_elf__find(const struct gr_elf *e, const char *name, uint64_t *offs,
 	int found = 0;
 	size_t len;
 
-	if (!name || !*name || max <= 0 || !e->n)
+	if (!name || !*name || max <= 0 || !e->nfound)
 		return 0;
 	len = strlen(name);
 	/* name exactly, then name@VERSION and name@@VERSION (.symtab). */
 	for (int versioned = 0; versioned < 2; versioned++) {
 		for (int i = lower_bound(e, name, len, versioned);
-		     i < e->n && found < max; i++) {
-			const char *s = e->strs + e->syms[e->by_name[i]].name;
-
-			if (keycmp(s, name, len, versioned) != 0)
+		     i < e->nfound && found < max; i++) {
+			if (keycmp(e->found[i].name, name, len, versioned))
 				break;
-			found = add_off(e, e->by_name[i], offs, found);
+			found = add_off(e, e->found[i].addr, offs, found);
 		}
 	}
 	sort_offs(offs, found);
@@ -563,16 +961,19 @@ static int same_seg(const struct gr_elf *e, uint64_t a, uint64_t b)
 	return 0;
 }
 
-const char *gr_elf__symbolize(const struct gr_elf *e, uint64_t vaddr,
-			      uint64_t *off_in)
+/* The symbol holding vaddr (see elfsyms.h), or NULL. */
+static const struct sym *containing(const struct gr_elf *e, uint64_t vaddr)
 {
 	const struct sym *syms = e->syms;
 	int lo = 0, hi = e->n, top, i;
 
-	while (lo < hi) {	/* the first symbol above vaddr */
+	if (!e->n || vaddr < e->base || vaddr - e->base > UINT32_MAX)
+		return NULL;
+	uint32_t a = (uint32_t)(vaddr - e->base);
+	while (lo < hi) {	/* the first symbol above a */
 		int mid = lo + (hi - lo) / 2;
 
-		if (syms[mid].addr <= vaddr)
+		if (syms[mid].addr <= a)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -581,29 +982,38 @@ const char *gr_elf__symbolize(const struct gr_elf *e, uint64_t vaddr,
 		return NULL;
 	top = lo - 1;
 
-	/* The innermost sized symbol covering vaddr: walk down while some
-	 * symbol at or below i still ends above vaddr. */
-	for (i = top; i >= 0 && syms[i].maxend > vaddr; i--) {
-		if (!syms[i].size || vaddr - syms[i].addr >= syms[i].size)
+	/* The innermost sized symbol covering a: walk down while some
+	 * symbol at or below i still ends above a. */
+	for (i = top; i >= 0 && syms[i].maxend > a; i--) {
+		if (!syms[i].size || a - syms[i].addr >= syms[i].size)
 			continue;
 		/* The best alias sorts first among equal addresses. */
 		for (int j = i - 1; j >= 0 && syms[j].addr == syms[i].addr; j--)
-			if (vaddr - syms[j].addr < syms[j].size)
+			if (a - syms[j].addr < syms[j].size)
 				i = j;
-		*off_in = vaddr - syms[i].addr;
-		return e->strs + syms[i].name;
+		return &syms[i];
 	}
 
 	/* Else a size-0 symbol at the nearest address below. */
 	for (i = top; i > 0 && syms[i - 1].addr == syms[top].addr; i--)
 		;
-	for (; i <= top; i++) {
-		if (syms[i].size || !same_seg(e, syms[i].addr, vaddr))
-			continue;
-		*off_in = vaddr - syms[i].addr;
-		return e->strs + syms[i].name;
-	}
+	for (; i <= top; i++)
+		if (!syms[i].size &&
+		    same_seg(e, e->base + syms[i].addr, vaddr))
+			return &syms[i];
 	return NULL;
+}
+
+char *gr_elf__symbolize(const struct gr_elf *e, uint64_t vaddr,
+			uint64_t *off_in)
+{
+	const struct sym *s = containing(e, vaddr);
+	char *name;
+
+	if (!s || e->fd < 0 || !(name = read_name(e, s->tab, s->name)))
+		return NULL;
+	*off_in = vaddr - (e->base + s->addr);
+	return name;
 }
 
 /* ---- demangling --------------------------------------------------------- */

@@ -152,7 +152,7 @@ static void user_frame(struct gr_stacks *s, uint32_t pid, struct gr_pmaps *pm,
 	}
 	struct gr_elf *e = elf_of(s, pid, m);
 	uint64_t va, in;
-	const char *sym = NULL;
+	char *sym = NULL;
 	if (e && gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va) == 0)
 		sym = gr_elf__symbolize(e, va, &in);
 	if (sym) {
@@ -164,6 +164,7 @@ static void user_frame(struct gr_stacks *s, uint32_t pid, struct gr_pmaps *pm,
 			len = (size_t)(paren - n);
 		sb_frame(b, n, len);
 		free(d);
+		free(sym);
 		return;
 	}
 	const char *base = m->path ? strrchr(m->path, '/') : NULL;

@@ -53,10 +53,12 @@ eq "(status) gpurecd's memory: RSS, peak, ELF cache files and bytes" \
 	"$("$GPUREC" --data "$D" --format json status | python3 -c '
 import json, sys
 m = json.load(sys.stdin)["dirs"][0]["recorder"]["status_file"]["memory"]
-print(0 < m["rss_bytes"] <= m["peak_rss_bytes"], m["elf_cache_read"] >= 1, m["elf_cache_bytes"] > 0)')" \
-	"True True True"
-"$GPUREC" --data "$D" status | grep -q "^ *memory [0-9.]* MiB, peak [0-9.]* MiB; ELF cache [1-9][0-9]* files, [0-9.]* MiB$" &&
-	ok "(status) the memory line" || bad "(status) memory line" "$("$GPUREC" --data "$D" status)"
+print(0 < m["rss_bytes"] <= m["peak_rss_bytes"], m["elf_cache_read"] >= 1, m["elf_cache_bytes"] > 0,
+      m["bpf_maps_bytes"] > 0, m["kernel_names_bytes"] >= 0, m["sheds"], m["elf_cache_evicted"])')" \
+	"True True True True True 0 0"
+"$GPUREC" --data "$D" status | grep -q "^ *memory [0-9.]* MiB, peak [0-9.]* MiB$" &&
+	"$GPUREC" --data "$D" status | grep -q "^ *of which symbols [0-9.]* MiB ([1-9][0-9]* files), kernel names [0-9.]* MiB, BPF maps [0-9.]* MiB$" &&
+	ok "(status) the memory lines" || bad "(status) memory lines" "$("$GPUREC" --data "$D" status)"
 
 # (a) shared cudart: attached at start from the toolkit's path.
 build/cuda-tests/calls_shared 0 0.5 >"$T/a.out" & pa=$!; wait $pa

@@ -50,7 +50,9 @@ static void read_once(int loader)
 	CHECK(e != NULL);
 	uint64_t va, in;
 	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va), 0);
-	CHECK_EQ_STR(gr_elf__symbolize(e, va, &in), "gr_elfcache_test_marker");
+	char *name = gr_elf__symbolize(e, va, &in);
+	CHECK_EQ_STR(name, "gr_elfcache_test_marker");
+	free(name);
 	CHECK_EQ_INT(in, 0);
 	/* Read once: the same object, and no longer pending. */
 	CHECK(gr_elfcache__get(ec, (uint32_t)getpid(), m, &pending) == e);
@@ -72,6 +74,62 @@ TEST(wait_reads_and_names)
 TEST(no_loader)
 {
 	read_once(0);
+}
+
+/* Trimming forgets the least recently used files past the budget, and a
+ * file forgotten is read again when next asked for. */
+TEST(trim_forgets_lru)
+{
+	struct gr_maps pm;
+	uint64_t addr = (uint64_t)(uintptr_t)&gr_elfcache_test_marker;
+	const struct gr_mapping *m = own_mapping(&pm, addr);
+	CHECK(m != NULL);
+	struct gr_elfcache *ec = gr_elfcache__new(1);
+	CHECK(ec != NULL);
+	uint32_t pid = (uint32_t)getpid();
+	/* Every file this process maps, then this binary last. */
+	for (int i = 0; i < pm.n; i++)
+		(void)gr_elfcache__wait(ec, pid, &pm.m[i]);
+	CHECK(gr_elfcache__wait(ec, pid, m) != NULL);
+	struct gr_elfcache_usage u0, u1, u2;
+	gr_elfcache__usage(ec, &u0);
+	CHECK(u0.read >= 2);
+	CHECK(u0.bytes > 0);
+	CHECK_EQ_INT(u0.evicted, 0);
+	/* Within budget: nothing goes. */
+	uint64_t freed = 99;
+	CHECK_EQ_INT(gr_elfcache__trim(ec, u0.bytes, &freed), 0);
+	CHECK_EQ_INT(freed, 0);
+	/* A budget of this binary's bytes alone keeps it, the most
+	 * recently used, and forgets the rest. */
+	struct gr_elf *e = gr_elfcache__get(ec, pid, m, NULL);
+	CHECK(e != NULL);
+	size_t mine = gr_elf__bytes(e);
+	int n = gr_elfcache__trim(ec, mine, &freed);
+	gr_elfcache__usage(ec, &u1);
+	CHECK_EQ_INT(u1.read, 1);
+	CHECK_EQ_INT(u1.bytes, mine);
+	CHECK_EQ_INT(freed, u0.bytes - mine);
+	CHECK_EQ_INT(u1.evicted, (uint64_t)n);
+	CHECK_EQ_INT(u1.files, u0.files - n);
+	CHECK(gr_elfcache__get(ec, pid, m, NULL) == e);
+	/* Shed all: then it is queued and read again. */
+	CHECK(gr_elfcache__trim(ec, 0, &freed) >= 1);
+	gr_elfcache__usage(ec, &u2);
+	CHECK_EQ_INT(u2.read, 0);
+	CHECK_EQ_INT(u2.bytes, 0);
+	int pending = -1;
+	CHECK(gr_elfcache__get(ec, pid, m, &pending) == NULL);
+	CHECK_EQ_INT(pending, 1);
+	e = gr_elfcache__wait(ec, pid, m);
+	CHECK(e != NULL);
+	uint64_t va, in;
+	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va), 0);
+	char *name = gr_elf__symbolize(e, va, &in);
+	CHECK_EQ_STR(name, "gr_elfcache_test_marker");
+	free(name);
+	gr_elfcache__free(ec);
+	gr_maps__free(&pm);
 }
 
 TEST(failure_remembered)
@@ -163,6 +221,7 @@ TEST(stacks_share_the_cache)
 
 TEST_MAIN(
 	TEST_ENTRY(wait_reads_and_names)
+	TEST_ENTRY(trim_forgets_lru)
 	TEST_ENTRY(failure_remembered)
 	TEST_ENTRY(background_then_stop)
 	TEST_ENTRY(stacks_share_the_cache)

@@ -152,8 +152,8 @@ static int ref_build_id(const char *path, char *buf, size_t len)
 	return rc;
 }
 
-/* Returns how many distinct defined functions readelf lists in path's
- * .dynsym (for files that have no .symtab), or -1. */
+/* Returns how many distinct (address, binding) defined functions readelf
+ * lists in path's .dynsym (for files that have no .symtab), or -1. */
 static int ref_dynsym_funcs(const char *path)
 {
 	char cmd[1024];
@@ -163,7 +163,8 @@ static int ref_dynsym_funcs(const char *path)
 	snprintf(cmd, sizeof(cmd),
 		 "readelf -W --dyn-syms '%s' | awk '($4 == \"FUNC\" || "
 		 "$4 == \"IFUNC\") && $7 != \"UND\" && $2 !~ /^0+$/ "
-		 "{ sub(/@.*/, \"\", $8); print $2, $8 }' | sort -u | wc -l",
+		 "{ r = $5 == \"WEAK\" ? 1 : ($5 == \"GLOBAL\" || "
+		 "$5 == \"UNIQUE\") ? 0 : 2; print $2, r }' | sort -u | wc -l",
 		 path);
 	if (!(f = popen(cmd, "r")))
 		return -1;
@@ -178,6 +179,34 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* gr_elf__symbolize's name copied to a static buffer (freed), for
+ * CHECK_EQ_STR. */
+static const char *symb(const struct gr_elf *e, uint64_t va, uint64_t *in)
+{
+	static char buf[4096];
+	char *n = gr_elf__symbolize(e, va, in);
+
+	if (!n)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%s", n);
+	free(n);
+	return buf;
+}
+
+/* gr_elf__find on path opened to find name alone; -1 if it cannot be
+ * opened. */
+static int find1(const char *path, const char *name, uint64_t *offs, int max)
+{
+	struct gr_elf *f = gr_elf__open_find(path, &name, 1);
+	int n;
+
+	if (!f)
+		return -1;
+	n = gr_elf__find(f, name, offs, max);
+	gr_elf__close(f);
+	return n;
 }
 
 /* ---- test programs, built once ------------------------------------------ */
@@ -353,25 +382,29 @@ TEST(cudart_find)
 
 		CHECK_EQ_INT(ref_syms(CUDART, names[i], r, MAXREF), 1);
 		CHECK(r[0].dynsym);
-		CHECK_EQ_INT(gr_elf__find(e, names[i], offs, 4), 1);
+		CHECK_EQ_INT(find1(CUDART, names[i], offs, 4), 1);
 		CHECK(offs[0] != UINT64_MAX);
 		CHECK_EQ_INT(offs[0], ref_off(CUDART, r[0].value));
 		CHECK_EQ_INT(gr_elf__off_to_vaddr(e, offs[0], &va), 0);
 		CHECK_EQ_INT(va, r[0].value);
 		CHECK(r[0].size > 10);
-		CHECK_EQ_STR(gr_elf__symbolize(e, r[0].value + 10, &in),
+		CHECK_EQ_STR(symb(e, r[0].value + 10, &in),
 			     names[i]);
 		CHECK_EQ_INT(in, 10);
 	}
 	/* Prefixes and longer names are other functions. */
 	uint64_t off;
-	CHECK_EQ_INT(gr_elf__find(e, "cudaMemcp", &off, 1), 0);
-	CHECK_EQ_INT(gr_elf__find(e, "cudaMemcpyX", &off, 1), 0);
-	CHECK_EQ_INT(gr_elf__find(e, "", &off, 1), 0);
-	CHECK_EQ_INT(gr_elf__find(e, "cudaMemcpy", &off, 0), 0);
+	CHECK_EQ_INT(find1(CUDART, "cudaMemcp", &off, 1), 0);
+	CHECK_EQ_INT(find1(CUDART, "cudaMemcpyX", &off, 1), 0);
+	CHECK_EQ_INT(find1(CUDART, "", &off, 1), 0);
+	CHECK_EQ_INT(find1(CUDART, "cudaMemcpy", &off, 0), 0);
 	static const char *const some[] = { "nope", "cudaMemcpy" };
-	CHECK_EQ_INT(gr_elf__has_any(e, some, 2), 1);
-	CHECK_EQ_INT(gr_elf__has_any(e, some, 1), 0);
+	struct gr_elf *f = gr_elf__open_find(CUDART, some, 2);
+	CHECK(f != NULL);
+	CHECK_EQ_INT(gr_elf__has_any(f, some, 2), 1);
+	CHECK_EQ_INT(gr_elf__has_any(f, some, 1), 0);
+	CHECK_EQ_INT(gr_elf__nfuncs(f), 0);
+	gr_elf__close(f);
 	CHECK_EQ_INT(gr_elf__nfuncs(e), ref_dynsym_funcs(CUDART));
 	CHECK(gr_elf__nfuncs(e) > 300);
 	CHECK_EQ_INT(ref_build_id(CUDART, id, sizeof(id)), 0);
@@ -398,19 +431,23 @@ static void check_c_exe(const char *name, int nopie)
 	exp[0] = ref_off(path, r[0].value);
 	exp[1] = ref_off(path, r[1].value);
 	qsort(exp, 2, sizeof(exp[0]), cmp_u64);
-	CHECK_EQ_INT(gr_elf__find(e, "helper", offs, 4), 2);
+	CHECK_EQ_INT(find1(path, "helper", offs, 4), 2);
 	CHECK_EQ_INT(offs[0], exp[0]);
 	CHECK_EQ_INT(offs[1], exp[1]);
-	CHECK_EQ_INT(gr_elf__find(e, "helper", offs, 1), 1);
+	CHECK_EQ_INT(find1(path, "helper", offs, 1), 1);
 	CHECK_EQ_INT(offs[0], exp[0]);
 	static const char *const names[] = { "nothing", "helper" };
-	CHECK_EQ_INT(gr_elf__has_any(e, names, 2), 1);
+	struct gr_elf *fe = gr_elf__open_find(path, names, 2);
+	CHECK(fe != NULL);
+	CHECK_EQ_INT(gr_elf__has_any(fe, names, 2), 1);
+	CHECK_EQ_INT(gr_elf__has_any(fe, names, 1), 0);
+	gr_elf__close(fe);
 
 	/* Symbolize inside helper, and round-trip its offset. */
 	CHECK(r[0].size > 3);
-	CHECK_EQ_STR(gr_elf__symbolize(e, r[0].value + 3, &in), "helper");
+	CHECK_EQ_STR(symb(e, r[0].value + 3, &in), "helper");
 	CHECK_EQ_INT(in, 3);
-	CHECK_EQ_STR(gr_elf__symbolize(e, r[0].value + r[0].size - 1, &in),
+	CHECK_EQ_STR(symb(e, r[0].value + r[0].size - 1, &in),
 		     "helper");
 	CHECK_EQ_INT(in, r[0].size - 1);
 	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, ref_off(path, r[0].value), &va),
@@ -419,19 +456,19 @@ static void check_c_exe(const char *name, int nopie)
 
 	/* The global one. */
 	CHECK_EQ_INT(ref_syms(path, "gr_global_fn", g, MAXREF), 1);
-	CHECK_EQ_INT(gr_elf__find(e, "gr_global_fn", offs, 4), 1);
+	CHECK_EQ_INT(find1(path, "gr_global_fn", offs, 4), 1);
 	CHECK_EQ_INT(offs[0], ref_off(path, g[0].value));
 	if (nopie)	/* here vaddr and offset differ */
 		CHECK(offs[0] != g[0].value);
 	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, offs[0], &va), 0);
 	CHECK_EQ_INT(va, g[0].value);
-	CHECK_EQ_STR(gr_elf__symbolize(e, va, &in), "gr_global_fn");
+	CHECK_EQ_STR(symb(e, va, &in), "gr_global_fn");
 	CHECK_EQ_INT(in, 0);
 
 	/* A size-0 function covers up to the next symbol. */
 	CHECK_EQ_INT(ref_syms(path, "zfunc", z, MAXREF), 1);
 	CHECK_EQ_INT(z[0].size, 0);
-	CHECK_EQ_STR(gr_elf__symbolize(e, z[0].value + 2, &in), "zfunc");
+	CHECK_EQ_STR(symb(e, z[0].value + 2, &in), "zfunc");
 	CHECK_EQ_INT(in, 2);
 
 	/* A data address is in no function, nor is address 0. */
@@ -445,12 +482,12 @@ static void check_c_exe(const char *name, int nopie)
 	int ok = fscanf(f, "%llx", &gc) == 1;
 	fclose(f);
 	CHECK(ok && gc != 0);
-	CHECK(gr_elf__symbolize(e, gc, &in) == NULL);
-	CHECK(gr_elf__symbolize(e, 0, &in) == NULL);
+	CHECK(symb(e, gc, &in) == NULL);
+	CHECK(symb(e, 0, &in) == NULL);
 	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, UINT64_MAX - 1, &va), -ENOENT);
 
 	CHECK_EQ_INT(ref_syms(path, "main", v, MAXREF), 1);
-	CHECK_EQ_INT(gr_elf__find(e, "main", offs, 4), 1);
+	CHECK_EQ_INT(find1(path, "main", offs, 4), 1);
 	CHECK(gr_elf__nfuncs(e) >= 5);
 	CHECK_EQ_INT(ref_build_id(path, id, sizeof(id)), 0);
 	CHECK(gr_elf__build_id(e) != NULL);
@@ -484,14 +521,14 @@ TEST(versioned)
 	exp[1] = ref_off(path, r[1].value);
 	CHECK(exp[0] != exp[1]);
 	qsort(exp, 2, sizeof(exp[0]), cmp_u64);
-	CHECK_EQ_INT(gr_elf__find(e, "vfunc", offs, 4), 2);
+	CHECK_EQ_INT(find1(path, "vfunc", offs, 4), 2);
 	CHECK_EQ_INT(offs[0], exp[0]);
 	CHECK_EQ_INT(offs[1], exp[1]);
-	CHECK_EQ_INT(gr_elf__find(e, "vfunc_v1", offs, 4), 1);
+	CHECK_EQ_INT(find1(path, "vfunc_v1", offs, 4), 1);
 	CHECK_EQ_INT(offs[0], exp[0]);
-	CHECK_EQ_INT(gr_elf__find(e, "vfun", offs, 4), 0);
+	CHECK_EQ_INT(find1(path, "vfun", offs, 4), 0);
 	/* Aliases: the global, plain name wins over vfunc_v1 (local). */
-	CHECK_EQ_STR(gr_elf__symbolize(e, r[0].value, &in), "vfunc");
+	CHECK_EQ_STR(symb(e, r[0].value, &in), "vfunc");
 	CHECK_EQ_INT(in, 0);
 	gr_elf__close(e);
 
@@ -500,14 +537,14 @@ TEST(versioned)
 	CHECK((e = gr_elf__open(path)) != NULL);
 	CHECK_EQ_INT(ref_syms(path, "vfunc", r, MAXREF), 2);
 	CHECK(!r[0].dynsym && !r[1].dynsym);
-	CHECK_EQ_INT(gr_elf__find(e, "vfunc", offs, 4), 2);
+	CHECK_EQ_INT(find1(path, "vfunc", offs, 4), 2);
 	CHECK_EQ_INT(offs[0], exp[0]);
 	CHECK_EQ_INT(offs[1], exp[1]);
-	CHECK_EQ_INT(gr_elf__find(e, "vfunc@V1", offs, 4), 1);
+	CHECK_EQ_INT(find1(path, "vfunc@V1", offs, 4), 1);
 	CHECK_EQ_INT(offs[0], exp[0]);
 	/* vfunc_v1 comes first in v.c, so lower: its global alias wins. */
 	uint64_t low = r[0].value < r[1].value ? r[0].value : r[1].value;
-	CHECK_EQ_STR(gr_elf__symbolize(e, low + 1, &in), "vfunc@V1");
+	CHECK_EQ_STR(symb(e, low + 1, &in), "vfunc@V1");
 	CHECK_EQ_INT(in, 1);
 	gr_elf__close(e);
 }
@@ -535,16 +572,16 @@ TEST(nvcc_static)
 	CHECK_EQ_INT(ref_syms(path, "cudaLaunchKernel", r, MAXREF), 1);
 	CHECK_EQ_STR(r[0].bind, "LOCAL");
 	CHECK(!r[0].dynsym);
-	CHECK_EQ_INT(gr_elf__find(e, "cudaLaunchKernel", offs, 4), 1);
+	CHECK_EQ_INT(find1(path, "cudaLaunchKernel", offs, 4), 1);
 	CHECK_EQ_INT(offs[0], ref_off(path, r[0].value));
 
 	/* The host stub symbolizes back to itself. */
 	CHECK_EQ_INT(ref_syms(path, "_Z5saxpyPfPKffi", r, MAXREF), 1);
-	CHECK_EQ_INT(gr_elf__find(e, "_Z5saxpyPfPKffi", offs, 4), 1);
+	CHECK_EQ_INT(find1(path, "_Z5saxpyPfPKffi", offs, 4), 1);
 	CHECK_EQ_INT(offs[0], ref_off(path, r[0].value));
 	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, offs[0], &va), 0);
 	CHECK_EQ_INT(va, r[0].value);
-	CHECK_EQ_STR(gr_elf__symbolize(e, va, &in), "_Z5saxpyPfPKffi");
+	CHECK_EQ_STR(symb(e, va, &in), "_Z5saxpyPfPKffi");
 	CHECK_EQ_INT(in, 0);
 	d = gr_demangle("_Z5saxpyPfPKffi");
 	CHECK_EQ_STR(d, "saxpy(float*, float const*, float, int)");
@@ -564,7 +601,7 @@ TEST(nvcc_static)
 			continue;
 		d = gr_demangle(sym);
 		if (d && !strcmp(d, tmpl)) {
-			s = gr_elf__symbolize(e, v, &in);
+			s = symb(e, v, &in);
 			found = s && !strcmp(s, sym) && in == 0 ? 1 : -1;
 		}
 		free(d);
@@ -602,11 +639,11 @@ static void check_stubreg(const char *full, const char *stripped)
 		int n = 0;
 		for (int h = 0; h < 2 && !n; h++)
 			if (k[i].host[h])
-				n = gr_elf__find(e, k[i].host[h], &off, 1);
+				n = find1(fp, k[i].host[h], &off, 1);
 		CHECK_EQ_INT(n, 1);
 		CHECK_EQ_INT(gr_elf__off_to_vaddr(e, off, &va), 0);
 		/* The stripped file does not name the stub; its code does. */
-		const char *sym = gr_elf__symbolize(es, va, &in);
+		const char *sym = symb(es, va, &in);
 		CHECK(!sym || in != 0);
 		CHECK_EQ_STR(gr_stubreg__name(r, va), k[i].device);
 		CHECK(gr_stubreg__name(r, va + 1) == NULL);
@@ -714,6 +751,74 @@ static int copy_patched(const char *src, const char *dst, long len,
 	return rc;
 }
 
+/* A library of BIG_N functions with long names (a PyTorch library in
+ * small: its string tables are several times the 1 MiB that elfsyms.c
+ * reads at a time, so names straddle its window): every function is found
+ * by name at nm's address, and symbolizes to its name, read from the
+ * file. */
+#define BIG_N 40000
+TEST(many_long_names)
+{
+	char path[256], name[160];
+	const char *d = tmpdir();
+	static char *names[BIG_N];
+	uint64_t *addr = calloc(BIG_N, sizeof(*addr));
+	CHECK(d != NULL && addr != NULL);
+	snprintf(path, sizeof(path), "%s/big.s", d);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	for (int i = 0; i < BIG_N; i++) {
+		/* Some wanted names end mangled ones: string tables are
+		 * tail-merged, so a name may start inside another. */
+		snprintf(name, sizeof(name), "%s_%0100d_%d", i % 3 ? "gr_big" :
+			 "_ZN2gr3big", i, i);
+		fprintf(f, ".globl %s\n.type %s,@function\n%s:\nret\n"
+			".size %s, .-%s\n", name, name, name, name, name);
+		CHECK((names[i] = strdup(name)) != NULL);
+	}
+	fprintf(f, ".section .note.GNU-stack,\"\",@progbits\n");
+	fclose(f);
+	CHECK_EQ_INT(shf("cd '%s' && gcc -shared -o libbig.so big.s && "
+			 "nm -D --defined-only libbig.so > big.nm", d), 0);
+	snprintf(path, sizeof(path), "%s/big.nm", d);
+	CHECK((f = fopen(path, "r")) != NULL);
+	unsigned long long v;
+	char t, sym[256];
+	int listed = 0;
+	while (fscanf(f, "%llx %c %255s", &v, &t, sym) == 3) {
+		int i = atoi(strrchr(sym, '_') + 1);
+		if (i >= 0 && i < BIG_N && !strcmp(sym, names[i]) && t == 'T')
+			addr[i] = v, listed++;
+	}
+	fclose(f);
+	CHECK_EQ_INT(listed, BIG_N);
+
+	snprintf(path, sizeof(path), "%s/libbig.so", d);
+	struct gr_elf *e = gr_elf__open(path);
+	struct gr_elf *fe = gr_elf__open_find(path, (const char *const *)names,
+					      BIG_N);
+	CHECK(e != NULL && fe != NULL);
+	CHECK(gr_elf__nfuncs(e) >= BIG_N);
+	/* Symbols, not names: well under a name's bytes each. */
+	CHECK(gr_elf__bytes(e) < (size_t)BIG_N * 24 + 4096);
+	int found = 0, named = 0;
+	for (int i = 0; i < BIG_N; i++) {
+		uint64_t off, va = 0, in = 99;
+		if (gr_elf__find(fe, names[i], &off, 1) == 1 &&
+		    gr_elf__off_to_vaddr(fe, off, &va) == 0 && va == addr[i])
+			found++;
+		const char *n = symb(e, addr[i], &in);
+		named += n && !strcmp(n, names[i]) && in == 0;
+	}
+	CHECK_EQ_INT(found, BIG_N);
+	CHECK_EQ_INT(named, BIG_N);
+	gr_elf__close(fe);
+	gr_elf__close(e);
+	for (int i = 0; i < BIG_N; i++)
+		free(names[i]);
+	free(addr);
+}
+
 TEST(open_errors)
 {
 	char path[256], src[256];
@@ -776,8 +881,8 @@ TEST(open_errors)
 			CHECK_EQ_INT(errno, ENOEXEC);
 			continue;
 		}
-		gr_elf__find(e, "helper", &off, 1);
-		gr_elf__symbolize(e, 0x1140, &off);
+		find1(path, "helper", &off, 1);
+		symb(e, 0x1140, &off);
 		gr_elf__off_to_vaddr(e, 0x1140, &va);
 		gr_elf__build_id(e);
 		gr_elf__close(e);
@@ -812,13 +917,14 @@ TEST(self_maps)
 
 	/* The mapping's own file when /proc lets us, else the exe. */
 	snprintf(mf, sizeof(mf), "/proc/self/map_files/%llx-%llx", start, end);
+	const char *opened = mf;
 	if (!(e = gr_elf__open(mf)))
-		e = gr_elf__open("/proc/self/exe");
+		e = gr_elf__open(opened = "/proc/self/exe");
 	CHECK(e != NULL);
 	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, addr - start + off, &va), 0);
-	CHECK_EQ_STR(gr_elf__symbolize(e, va, &in), "marker_fn");
+	CHECK_EQ_STR(symb(e, va, &in), "marker_fn");
 	CHECK_EQ_INT(in, 0);
-	CHECK_EQ_INT(gr_elf__find(e, "marker_fn", offs, 2), 1);
+	CHECK_EQ_INT(find1(opened, "marker_fn", offs, 2), 1);
 	CHECK_EQ_INT(offs[0], addr - start + off);
 	/* Not /proc/self: readelf would read its own. */
 	snprintf(mf, sizeof(mf), "/proc/%d/exe", (int)getpid());
@@ -836,6 +942,7 @@ TEST_MAIN(
 	TEST_ENTRY(stubreg_nvcc)
 	TEST_ENTRY(stubreg_none_and_errors)
 	TEST_ENTRY(demangle)
+	TEST_ENTRY(many_long_names)
 	TEST_ENTRY(open_errors)
 	TEST_ENTRY(self_maps)
 )
