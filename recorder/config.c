@@ -72,8 +72,8 @@ static const struct key keys[] = {
 	  "start a new segment after this long (1h)" },
 	{ "flush-interval", "MS", K_MS, OFF(flush_interval_ns),
 	  "write out blocks this often, 10 ms to 60 s (1000)" },
-	{ "memory-max", "SIZE", K_SIZE, OFF(memory_max),
-	  "shed caches over 3/4 of this (its cgroup's memory limit)" },
+	{ "memory-max", "SIZE", K_AUTO_SIZE, OFF(memory_max),
+	  "shed caches over 3/4 of this (auto: its cgroup's limit)" },
 	{ "cuda-lib", "PATH", K_LIST, OFF(cuda_libs),
 	  "also probe this CUDA library or binary (repeatable)" },
 	/* One key per family that can be turned off (--no-cuda, ...). */
@@ -182,7 +182,8 @@ static int parse_ms(const char *v, int64_t *out)
 static size_t auto_off(const struct key *k)
 {
 	return k->off == OFF(max_disk) ? OFF(max_disk_auto) :
-					 OFF(keep_free_auto);
+	       k->off == OFF(memory_max) ? OFF(memory_max_auto) :
+					   OFF(keep_free_auto);
 }
 
 /* Sets key @k from the text @v.  Returns 0, -ENOMEM, or -EINVAL with
@@ -600,7 +601,7 @@ int gr_config__load(struct gr_config *c, int argc, char **argv,
 	c->flush_interval_ns = 1000 * NS_PER_MS;
 	c->offcpu_min_ns = 1000000;
 	c->file_io_min_ns = 1000000;
-	c->max_disk_auto = c->keep_free_auto = 1;
+	c->max_disk_auto = c->keep_free_auto = c->memory_max_auto = 1;
 	c->data_dir = strdup(GR_CONFIG_DEFAULT_DATA);
 	if (!c->data_dir)
 		return fail(-ENOMEM, err, errlen, "out of memory");

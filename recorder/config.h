@@ -25,7 +25,8 @@ struct gr_config {
 	char *data_dir;
 	int64_t duration_ns;	/* 0: until signalled */
 	uint64_t max_disk, keep_free, segment_size;
-	uint64_t memory_max;	/* 0: the cgroup's limit, if any */
+	uint64_t memory_max;	/* unless memory_max_auto: the cgroup's */
+	int memory_max_auto;
 	int max_disk_auto, keep_free_auto; /* "auto": the value is not set */
 	int64_t segment_age_ns, flush_interval_ns;
 	int64_t min_age_ns;	/* retention spares younger segments (0) */

@@ -842,7 +842,7 @@ static int open_cuda(void)
 static void open_elfcache(void)
 {
 	const char *from = "--memory-max";
-	if (!(d.mem_limit = d.cfg.memory_max)) {
+	if (d.cfg.memory_max_auto || !(d.mem_limit = d.cfg.memory_max)) {
 		d.mem_limit = cgroup_limit();
 		from = "its cgroup's";
 	}
