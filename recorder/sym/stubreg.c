@@ -57,6 +57,7 @@ struct img {
 	size_t size;
 	struct seg seg[MAX_SEGS];
 	int nseg;
+	size_t kept;	/* pages from here on may be resident */
 };
 
 struct pair {
@@ -79,6 +80,29 @@ struct cand {
 };
 
 /* ---- image ---------------------------------------------------------------- */
+
+/* A mapped page stays resident, and counted in gpurecd's RSS, until it is
+ * unmapped or given back: libtorch_cuda's code is hundreds of MiB, and the
+ * scan reads it front to back (memmem for anchors, then near each one), so
+ * it gives back what it has passed, a chunk at a time.  A page given back
+ * is read again from the page cache if touched. */
+static size_t chunk = 32u << 20;
+
+void gr_stubreg__set_chunk(size_t bytes)
+{
+	chunk = bytes;
+}
+
+/* Gives back the pages of [im->kept, upto) once they make a chunk. */
+static void release(struct img *im, size_t upto)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t lo = im->kept / pg * pg, hi = upto / pg * pg;
+	if (hi <= lo || hi - lo < chunk)
+		return;
+	madvise((void *)(uintptr_t)(im->b + lo), hi - lo, MADV_DONTNEED);
+	im->kept = hi;
+}
 
 static const struct seg *seg_of_vaddr(const struct img *im, uint64_t va)
 {
@@ -283,7 +307,7 @@ static uint64_t busiest(const struct cand *c, size_t n)
 /* The %r8 = -1 instructions (registration's thread_limit) in s, sorted:
  * anchors to search near, found with memmem, so that a large library's
  * code is not decoded byte by byte. */
-static int anchors(const struct img *im, const struct seg *s, size_t **a,
+static int anchors(struct img *im, const struct seg *s, size_t **a,
 		   size_t *n, size_t *cap)
 {
 	static const struct {
@@ -294,18 +318,28 @@ static int anchors(const struct img *im, const struct seg *s, size_t **a,
 		{ "\x41\x83\xc8\xff", 4 },		 /* or $-1, %r8d */
 		{ "\x49\xc7\xc0\xff\xff\xff\xff", 7 }, /* mov $-1, %r8 */
 	};
-	const unsigned char *base = im->b + s->off;
+	const unsigned char *end = im->b + s->off + s->filesz;
 	size_t n0 = *n;
 
-	for (size_t k = 0; k < sizeof(pat) / sizeof(pat[0]); k++) {
-		const unsigned char *p = base, *end = base + s->filesz;
-		while ((p = memmem(p, (size_t)(end - p), pat[k].b,
-				   pat[k].len))) {
-			if (grow((void **)a, cap, *n, sizeof(**a)))
-				return -ENOMEM;
-			(*a)[(*n)++] = (size_t)(p - im->b);
-			p++;
+	im->kept = s->off;
+	for (const unsigned char *c = im->b + s->off; c < end; c += chunk) {
+		/* Matches starting in [c, c + chunk): the search runs a
+		 * pattern's length past it, for one that straddles. */
+		const unsigned char *cend = (size_t)(end - c) > chunk ?
+			c + chunk : end;
+		for (size_t k = 0; k < sizeof(pat) / sizeof(pat[0]); k++) {
+			const unsigned char *p = c;
+			const unsigned char *lim = (size_t)(end - cend) > pat[k].len ?
+				cend + pat[k].len - 1 : end;
+			while ((p = memmem(p, (size_t)(lim - p), pat[k].b,
+					   pat[k].len)) && p < cend) {
+				if (grow((void **)a, cap, *n, sizeof(**a)))
+					return -ENOMEM;
+				(*a)[(*n)++] = (size_t)(p - im->b);
+				p++;
+			}
 		}
+		release(im, (size_t)(cend - im->b));
 	}
 	if (*n > n0)
 		qsort(*a + n0, *n - n0, sizeof(**a), cmp_size);
@@ -337,7 +371,7 @@ static int add(struct gr_stubreg *r, size_t *capp, size_t *caps,
 	return 0;
 }
 
-static int scan(const struct img *im, struct gr_stubreg *r)
+static int scan(struct img *im, struct gr_stubreg *r)
 {
 	struct cand *c = NULL;
 	size_t *a = NULL, na = 0, capa = 0;
@@ -354,8 +388,11 @@ static int scan(const struct img *im, struct gr_stubreg *r)
 		na = 0;
 		if ((err = anchors(im, s, &a, &na, &capa)))
 			break;
+		im->kept = s->off;
 		for (size_t i = 0; i < na && !err; i++) {
 			size_t j = a[i] + 1 > last ? a[i] + 1 : last;
+			if (a[i] > s->off + WINDOW)
+				release(im, a[i] - WINDOW);
 			for (; j <= a[i] + WINDOW && j < end; j++) {
 				uint64_t t, stub;
 				const char *name;
@@ -381,12 +418,15 @@ static int scan(const struct img *im, struct gr_stubreg *r)
 
 	/* Pass 2: the calls to that target, each decoded over its own
 	 * setup only: the bytes since the previous one. */
+	im->kept = 0;
 	for (size_t i = 0, prev_end = 0; i < nc && reg && !err; i++) {
 		if (c[i].target != reg)
 			continue;
 		const struct seg *s = c[i].seg;
 		size_t j = c[i].pos;
 		size_t lo = j - s->off > WINDOW ? j - WINDOW : s->off;
+		if (lo >= im->kept)	/* in file order: segments too */
+			release(im, lo);
 		if (prev_end > lo && prev_end <= j)
 			lo = prev_end;
 		prev_end = j + (size_t)c[i].len;

@@ -18,6 +18,7 @@
 #ifndef GR_STUBREG_H
 #define GR_STUBREG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct gr_stubreg;
@@ -36,5 +37,9 @@ int gr_stubreg__count(const struct gr_stubreg *r);
 /* Returns the kernel name registered for the stub at vaddr exactly, or
  * NULL.  The string lives as long as r. */
 const char *gr_stubreg__name(const struct gr_stubreg *r, uint64_t vaddr);
+
+/* Sets how much of a file's code the scan reads before giving its pages
+ * back (32 MiB); tests make it a page, so that chunk edges are crossed. */
+void gr_stubreg__set_chunk(size_t bytes);
 
 #endif

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -668,6 +669,48 @@ TEST(stubreg_nvcc)
 	CHECK_EQ_INT(build_cu(), 0);
 	check_stubreg("k", "k_strip");
 	check_stubreg("libk.so", "libk_strip.so");
+	/* The same, giving pages back after every page read, so that
+	 * anchors and calls straddle the scan's chunks. */
+	gr_stubreg__set_chunk(4096);
+	check_stubreg("k", "k_strip");
+	check_stubreg("libk.so", "libk_strip.so");
+	gr_stubreg__set_chunk(32u << 20);
+}
+
+/* A large library's registration code (cuBLASLt's: 500 MB, 15,000
+ * kernels) is scanned without its code staying resident: the scan gives
+ * pages back as it goes.  A child scans it and reports its peak RSS; with
+ * the whole file mapped and kept, it was over 400 MiB. */
+#define BIGLIB "/usr/local/cuda/lib64/libcublasLt.so.13"
+TEST(stubreg_large_library_bounded)
+{
+	int fds[2];
+	long out[2] = { -1, -1 };
+
+	if (no_cuda(BIGLIB))
+		return;
+	CHECK(pipe(fds) == 0);
+	pid_t p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		struct gr_stubreg *r = gr_stubreg__scan(BIGLIB);
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		long v[2] = { r ? gr_stubreg__count(r) : -1, ru.ru_maxrss };
+		ssize_t w = write(fds[1], v, sizeof(v));
+		_exit(w == sizeof(v) ? 0 : 1);
+	}
+	close(fds[1]);
+	CHECK(read(fds[0], out, sizeof(out)) == sizeof(out));
+	close(fds[0]);
+	int st;
+	CHECK(waitpid(p, &st, 0) == p && WIFEXITED(st) && !WEXITSTATUS(st));
+	CHECK(out[0] > 10000);
+	/* ASan's shadow memory included. */
+	if (out[1] >= 160 * 1024)
+		fprintf(stderr, "test_elfsyms.c: peak RSS %ld KiB scanning "
+			"%s\n", out[1], BIGLIB);
+	CHECK(out[1] < 160 * 1024);
 }
 
 TEST(stubreg_none_and_errors)
@@ -940,6 +983,7 @@ TEST_MAIN(
 	TEST_ENTRY(versioned)
 	TEST_ENTRY(nvcc_static)
 	TEST_ENTRY(stubreg_nvcc)
+	TEST_ENTRY(stubreg_large_library_bounded)
 	TEST_ENTRY(stubreg_none_and_errors)
 	TEST_ENTRY(demangle)
 	TEST_ENTRY(many_long_names)
