@@ -599,6 +599,7 @@ static void on_scan(uv_timer_t *t)
 	while ((n = gr_cuda__take_execs(d.cuda, pids, 256)) > 0)
 		for (int i = 0; i < n; i++)
 			schedule_rescan(pids[i], 0);
+	gr_cuda__retry(d.cuda);
 	for (int i = 0; i < d.nrescans;) {
 		struct rescan r = d.rescans[i];
 		if (r.due_ms > now) {

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,9 @@ static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
 	uint64_t off;
 	if (gr_elf__find(e, "cuLaunchKernel", &off, 1) > 0)
 		driver_arrived(c, shown);
+	/* It registers kernels with the runtime: its code holds stubs. */
+	s->stubs = gr_elf__imports(e, "__cudaRegisterFunction") ||
+		   gr_elf__find(e, "__cudaRegisterFunction", &off, 1) > 0;
 	int probes = 0, apis = 0, failed = 0, err = 0;
 	struct sites all = { 0 }, rt = { 0 };
 	for (int id = 0; id < gr_napis && !err; id++) {
@@ -272,10 +276,50 @@ static struct proc *proc_get(struct gr_cuda *c, int pid)
  * with a pid filter is inserted only into that process).  The same holds
  * for any process whose driver launches come without a name (a handle
  * made by a call gpurecd does not hook). */
+/* Whether the files of pid that register kernels (its stubs) are read,
+ * symbols and registration code, by the cache's loader: naming a runtime
+ * launch waits for them on the event loop otherwise, and libtorch_cuda's
+ * take long enough for the ring buffer to overflow.  Asks for them if
+ * not.  Returns how many are still being read. */
+static int stubs_pending(struct gr_cuda *c, int pid, const struct gr_maps *pm)
+{
+	int n = 0;
+	for (int i = 0; i < pm->n; i++) {
+		const struct gr_mapping *m = &pm->m[i];
+		struct seen *s = gr_keymap__get(&c->seen, m->dev, m->ino);
+		int p1 = 0, p2 = 0;
+		if (!s || !s->stubs)
+			continue;
+		gr_elfcache__get(c->elfs, (uint32_t)pid, m, &p1);
+		gr_elfcache__get_regs(c->elfs, (uint32_t)pid, m, &p2);
+		n += p1 || p2;
+	}
+	return n;
+}
+
+/* Remembers pid, whose runtime launch probes wait for stubs_pending. */
+static void postpone(struct gr_cuda *c, int pid, int files)
+{
+	for (int i = 0; i < c->npostponed; i++)
+		if (c->postponed[i] == pid)
+			return;
+	if (c->npostponed == c->postponed_cap) {
+		int cap = c->postponed_cap ? 2 * c->postponed_cap : 16;
+		int *v = realloc(c->postponed, (size_t)cap * sizeof(*v));
+		if (!v)
+			return;
+		c->postponed = v;
+		c->postponed_cap = cap;
+	}
+	c->postponed[c->npostponed++] = pid;
+	LOG(c, "cuda: pid %d: its runtime launch probes wait until the "
+	       "symbols of %d of its files are read", pid, files);
+}
+
 static int rt_for_pid(struct gr_cuda *c, int pid, const struct gr_maps *pm)
 {
 	struct proc *p = NULL;
-	int total = 0;
+	int total = 0, files;
 	char path[128];
 	for (int i = 0; i < pm->n; i++) {
 		const struct gr_mapping *m = &pm->m[i];
@@ -284,6 +328,11 @@ static int rt_for_pid(struct gr_cuda *c, int pid, const struct gr_maps *pm)
 			continue;
 		if (!p && (!(p = proc_get(c, pid)) || (!p->old && !p->unnamed)))
 			return 0;
+		if (!p->stubs_read && (files = stubs_pending(c, pid, pm))) {
+			postpone(c, pid, files);
+			return 0;
+		}
+		p->stubs_read = 1;
 		int k, full = p->nfiles == (int)(sizeof(p->files) /
 						 sizeof(p->files[0]));
 		for (k = 0; k < p->nfiles; k++)
@@ -329,6 +378,26 @@ void gr_cuda_unnamed_launch(struct gr_cuda *c, uint32_t pid)
 	struct gr_maps *pm = gr_cuda_maps(c, pid, 1);
 	if (pm)
 		rt_for_pid(c, (int)pid, pm);
+}
+
+int gr_cuda__retry(struct gr_cuda *c)
+{
+	int total = 0;
+	for (int i = 0; i < c->npostponed;) {
+		int pid = c->postponed[i];
+		struct gr_maps *pm = gr_cuda_maps(c, (uint32_t)pid, 0);
+		struct proc *p = gr_keymap__get(&c->procs, (uint64_t)pid, 0);
+		if (pm && pm->m && !stubs_pending(c, pid, pm)) {
+			total += rt_for_pid(c, pid, pm);
+		} else if (pm && pm->m && kill(pid, 0) == 0) {
+			i++;
+			continue;	/* still being read */
+		}
+		if (p)
+			p->stubs_read = 1; /* or gone */
+		c->postponed[i] = c->postponed[--c->npostponed];
+	}
+	return total;
 }
 
 int gr_cuda__scan_pid(struct gr_cuda *c, int pid)

@@ -239,6 +239,7 @@ void gr_cuda__close(struct gr_cuda *c)
 	gr_cuda_maps_free(c);
 	gr_nccl__free(&c->nccl);
 	free(c->execs);
+	free(c->postponed);
 	free(c);
 }
 

@@ -52,6 +52,12 @@ int gr_cuda__attach_path(struct gr_cuda *c, const char *path);
  * is gone). */
 int gr_cuda__scan_pid(struct gr_cuda *c, int pid);
 
+/* Attaches the runtime launch probes of processes that waited for their
+ * stub files to be read (an old process's launches are named from them),
+ * now that they are.  Returns the probes attached.  Call it often: every
+ * few ms. */
+int gr_cuda__retry(struct gr_cuda *c);
+
 /* scan_pid for every process on the host.  Returns probes attached. */
 int gr_cuda__scan_all(struct gr_cuda *c);
 

@@ -27,6 +27,7 @@ struct seen {
 	int probes;
 	char *path;
 	int nrt;             /* runtime launch entry points it defines */
+	int stubs;           /* it registers kernels: holds their stubs */
 	struct rt_entry {
 		int api;
 		uint64_t off;
@@ -40,6 +41,7 @@ struct proc {
 	uint64_t start_ticks;     /* /proc/PID/stat starttime: pid reuse */
 	int old;                  /* started before the first full scan */
 	int unnamed;              /* made a driver launch gpurecd cannot name */
+	int stubs_read;           /* its stub files are in the ELF cache */
 	struct gr_ulinks links;   /* pid-filtered runtime launch probes */
 	uint64_t files[8][2];     /* (dev, ino) those probes sit on */
 	int nfiles;
@@ -68,8 +70,10 @@ struct gr_cuda {
 	struct gr_keymap procs;    /* (pid, 0) -> struct proc */
 	struct gr_elfcache *elfs;  /* ELF files, for naming stubs */
 	struct gr_elfcache *own_elfs; /* elfs, if the family made it */
-	struct gr_keymap regs;     /* (dev, ino) -> struct gr_stubreg, or
-	                            * a mark where none could be read */
+	int *postponed;            /* pids waiting for stubs_pending */
+	int npostponed, postponed_cap;
+	struct gr_keymap regs_logged; /* (dev, ino) whose registrations
+	                               * naming has logged */
 	struct gr_keymap maps;     /* (pid, 0) -> struct gr_maps */
 	struct gr_keymap names;    /* (pid, handle) -> struct kname */
 	struct gr_keymap interned; /* name hash -> struct kname */

@@ -34,7 +34,7 @@ static int cmp_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static char no_regs;       /* a c->regs value: nothing could be read */
+static char logged;        /* a c->regs_logged value */
 static char nameless_mark; /* a c->nameless value */
 
 /* Two 64-bit FNV-1a hashes of s (different offsets): the interning key. */
@@ -122,29 +122,18 @@ static struct kname *name_set(struct gr_cuda *c, uint32_t pid,
 	return k;
 }
 
-static void *scan_regs(const char *path)
-{
-	return gr_stubreg__scan(path);
-}
-
-/* The kernel registrations read from a mapping's code (stubreg.h), once
- * per file; NULL if none could be read. */
+/* The kernel registrations read from a mapping's code (stubreg.h), by
+ * the shared cache, once per file (logged the first time); NULL if none
+ * could be read. */
 static struct gr_stubreg *mapping_regs(struct gr_cuda *c, uint32_t pid,
 				       const struct gr_mapping *m)
 {
-	void *r = gr_keymap__get(&c->regs, m->dev, m->ino);
-	if (r)
-		return r == &no_regs ? NULL : r;
-	r = gr_maps__open(pid, m, scan_regs);
-	if (r)
+	struct gr_stubreg *r = gr_elfcache__wait_regs(c->elfs, pid, m);
+	if (r && !gr_keymap__get(&c->regs_logged, m->dev, m->ino) &&
+	    gr_keymap__put(&c->regs_logged, m->dev, m->ino, &logged) != &logged)
 		LOG(c, "cuda: read %d kernel registrations from the code of "
 		       "%s (a stub of pid %u has no symbol)",
 		    gr_stubreg__count(r), m->path ? m->path : "?", pid);
-	if (gr_keymap__put(&c->regs, m->dev, m->ino, r ? r : &no_regs) ==
-	    (r ? r : &no_regs)) {
-		gr_stubreg__free(r);
-		return NULL;
-	}
 	return r;
 }
 
@@ -361,12 +350,9 @@ void gr_cuda_names_free(struct gr_cuda *c)
 {
 	gr_elfcache__free(c->own_elfs);
 	c->elfs = c->own_elfs = NULL;
-	for (size_t i = 0; i < c->regs.cap; i++)
-		if (c->regs.e[i].v && c->regs.e[i].v != &no_regs)
-			gr_stubreg__free(c->regs.e[i].v);
 	for (size_t i = 0; i < c->names.cap; i++)
 		kname_put(c, c->names.e[i].v);
-	gr_keymap__free(&c->regs);
+	gr_keymap__free(&c->regs_logged);
 	gr_keymap__free(&c->names);
 	gr_keymap__free(&c->interned);
 	gr_keymap__free(&c->nameless);

@@ -21,6 +21,7 @@
 
 #include "recorder/keymap.h"
 #include "recorder/sym/elfcache.h"
+#include "recorder/sym/stubreg.h"
 
 enum { QUEUED, LOADING, READY };
 
@@ -37,13 +38,20 @@ enum { QUEUED, LOADING, READY };
  * library of every process whose stack is recorded, over months. */
 #define MAX_ENTS 4096
 
+/* What an entry holds of its file: the ELF's function addresses, or the
+ * kernel registrations read from its code (stubreg.h).  One file may have
+ * an entry of each: the kind is in the key's high bit. */
+enum { K_ELF, K_REGS };
+#define KIND_BIT (1ull << 63)
+
 struct ent {
 	struct ent *qnext;	/* in the loader's queue */
+	int kind;
 	uint32_t pid;		/* a process that mapped it */
 	struct gr_mapping m;	/* there (m.path owned) */
 	int fd;			/* the file, pinned at request; or -1 */
 	int state;
-	struct gr_elf *e;	/* once READY: NULL if it could not be read */
+	void *e;		/* once READY: NULL if it could not be read */
 	uint64_t used;		/* ec->clock at the last get or wait */
 	size_t bytes;		/* gr_elf__bytes(e) */
 };
@@ -69,23 +77,42 @@ static void *open_elf(const char *path)
 	return gr_elf__open(path);
 }
 
+static void *open_regs(const char *path)
+{
+	return gr_stubreg__scan(path);
+}
+
+static size_t obj_bytes(const struct ent *x)
+{
+	return x->kind == K_ELF ? gr_elf__bytes(x->e) : gr_stubreg__bytes(x->e);
+}
+
+static void obj_free(struct ent *x)
+{
+	if (x->kind == K_ELF)
+		gr_elf__close(x->e);
+	else
+		gr_stubreg__free(x->e);
+}
+
 /* Reads x's file: through the pinned descriptor if there is one, else as
  * procmaps.h opens a mapping's file (also where the descriptor could not
  * be reopened; a file that is no ELF is not tried twice). */
-static struct gr_elf *load(struct ent *x)
+static void *load(struct ent *x)
 {
-	struct gr_elf *e = NULL;
+	void *(*open_fn)(const char *) = x->kind == K_ELF ? open_elf : open_regs;
+	void *e = NULL;
 	if (x->fd >= 0) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", x->fd);
-		if ((e = gr_elf__open(path)) || errno == ENOEXEC)
+		if ((e = open_fn(path)) || errno == ENOEXEC)
 			return e;
 	}
-	return gr_maps__open(x->pid, &x->m, open_elf);
+	return gr_maps__open(x->pid, &x->m, open_fn);
 }
 
 /* Marks x read as e, and lets its descriptor go; called with mu held. */
-static void finish(struct gr_elfcache *ec, struct ent *x, struct gr_elf *e)
+static void finish(struct gr_elfcache *ec, struct ent *x, void *e)
 {
 	if (x->fd >= 0) {
 		close(x->fd);
@@ -95,7 +122,7 @@ static void finish(struct gr_elfcache *ec, struct ent *x, struct gr_elf *e)
 	x->e = e;
 	x->state = READY;
 	if (e) {
-		x->bytes = gr_elf__bytes(e);
+		x->bytes = obj_bytes(x);
 		ec->bytes += x->bytes;
 		ec->nread++;
 	}
@@ -117,7 +144,7 @@ static void *loader_main(void *arg)
 			ec->tail = NULL;
 		x->state = LOADING;
 		pthread_mutex_unlock(&ec->mu);
-		struct gr_elf *e = load(x);
+		void *e = load(x);
 		pthread_mutex_lock(&ec->mu);
 		finish(ec, x, e);
 	}
@@ -163,7 +190,7 @@ void gr_elfcache__free(struct gr_elfcache *ec)
 			continue;
 		if (x->fd >= 0)
 			close(x->fd);
-		gr_elf__close(x->e);
+		obj_free(x);
 		free(x->m.path);
 		free(x);
 	}
@@ -177,9 +204,10 @@ void gr_elfcache__free(struct gr_elfcache *ec)
 /* The entry of m, made and queued if there was none; NULL if out of
  * memory.  Called with mu held. */
 static struct ent *lookup(struct gr_elfcache *ec, uint32_t pid,
-			  const struct gr_mapping *m)
+			  const struct gr_mapping *m, int kind)
 {
-	struct ent *x = gr_keymap__get(&ec->ents, m->dev, m->ino);
+	uint64_t k1 = m->dev | (kind == K_REGS ? KIND_BIT : 0);
+	struct ent *x = gr_keymap__get(&ec->ents, k1, m->ino);
 	if (x) {
 		x->used = ++ec->clock;
 		return x;
@@ -192,10 +220,11 @@ static struct ent *lookup(struct gr_elfcache *ec, uint32_t pid,
 	x->fd = ec->pinned < MAX_PINNED ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	ec->pinned += x->fd >= 0;
 	x->pid = pid;
+	x->kind = kind;
 	x->used = ++ec->clock;
 	x->m = *m;
 	x->m.path = m->path ? strdup(m->path) : NULL;
-	if (gr_keymap__put(&ec->ents, m->dev, m->ino, x) == x) {
+	if (gr_keymap__put(&ec->ents, k1, m->ino, x) == x) {
 		if (x->fd >= 0) {
 			close(x->fd);
 			ec->pinned--;
@@ -213,18 +242,15 @@ static struct ent *lookup(struct gr_elfcache *ec, uint32_t pid,
 	return x;
 }
 
-struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
-				const struct gr_mapping *m, int *pending)
+/* The object of kind for m, or NULL while it is pending (queued if it
+ * was not yet); see gr_elfcache__get. */
+static void *get(struct gr_elfcache *ec, uint32_t pid,
+		 const struct gr_mapping *m, int kind, int *pending)
 {
-	if (!ec->loader) {
-		if (pending)
-			*pending = 0;
-		return gr_elfcache__wait(ec, pid, m);
-	}
 	pthread_mutex_lock(&ec->mu);
-	struct ent *x = lookup(ec, pid, m);
+	struct ent *x = lookup(ec, pid, m, kind);
 	int ready = x && x->state == READY;
-	struct gr_elf *e = ready ? x->e : NULL;
+	void *e = ready ? x->e : NULL;
 	pthread_mutex_unlock(&ec->mu);
 	if (pending)
 		*pending = x && !ready;
@@ -248,24 +274,62 @@ static void unqueue(struct gr_elfcache *ec, struct ent *x)
 	x->qnext = NULL;
 }
 
-struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
-				 const struct gr_mapping *m)
+/* The object of kind for m, read now if it was not; see
+ * gr_elfcache__wait. */
+static void *wait_for(struct gr_elfcache *ec, uint32_t pid,
+		      const struct gr_mapping *m, int kind)
 {
 	pthread_mutex_lock(&ec->mu);
-	struct ent *x = lookup(ec, pid, m);
+	struct ent *x = lookup(ec, pid, m, kind);
 	if (x && x->state == QUEUED) {
 		unqueue(ec, x);
 		x->state = LOADING;
 		pthread_mutex_unlock(&ec->mu);
-		struct gr_elf *e = load(x);
+		void *e = load(x);
 		pthread_mutex_lock(&ec->mu);
 		finish(ec, x, e);
 	}
 	while (x && x->state != READY)
 		pthread_cond_wait(&ec->done, &ec->mu);
-	struct gr_elf *e = x ? x->e : NULL;
+	void *e = x ? x->e : NULL;
 	pthread_mutex_unlock(&ec->mu);
 	return e;
+}
+
+struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
+				const struct gr_mapping *m, int *pending)
+{
+	if (!ec->loader) {
+		if (pending)
+			*pending = 0;
+		return wait_for(ec, pid, m, K_ELF);
+	}
+	return get(ec, pid, m, K_ELF, pending);
+}
+
+struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
+				 const struct gr_mapping *m)
+{
+	return wait_for(ec, pid, m, K_ELF);
+}
+
+struct gr_stubreg *gr_elfcache__get_regs(struct gr_elfcache *ec, uint32_t pid,
+					 const struct gr_mapping *m,
+					 int *pending)
+{
+	if (!ec->loader) {
+		if (pending)
+			*pending = 0;
+		return wait_for(ec, pid, m, K_REGS);
+	}
+	return get(ec, pid, m, K_REGS, pending);
+}
+
+struct gr_stubreg *gr_elfcache__wait_regs(struct gr_elfcache *ec,
+					  uint32_t pid,
+					  const struct gr_mapping *m)
+{
+	return wait_for(ec, pid, m, K_REGS);
 }
 
 void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read)
@@ -296,12 +360,13 @@ static int cmp_used(const void *a, const void *b)
 /* Forgets x, which is READY; called with mu held. */
 static void evict(struct gr_elfcache *ec, struct ent *x)
 {
-	gr_keymap__del(&ec->ents, x->m.dev, x->m.ino);
+	gr_keymap__del(&ec->ents, x->m.dev | (x->kind == K_REGS ? KIND_BIT : 0),
+		       x->m.ino);
 	if (x->e) {
 		ec->bytes -= x->bytes;
 		ec->nread--;
 	}
-	gr_elf__close(x->e);
+	obj_free(x);
 	free(x->m.path);
 	free(x);
 	ec->evicted++;

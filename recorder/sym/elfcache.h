@@ -21,6 +21,10 @@
  * none; unit tests) reads every file on the caller's thread, when first
  * asked: get behaves as wait.
  *
+ * A file's kernel registrations (stubreg.h: the kernel names nvcc's
+ * registration code gives stubs of stripped libraries) are read and held
+ * the same way, as a second entry of the file.
+ *
  * A file is opened through /proc/PID/map_files of a process that maps it
  * (procmaps.h), so mount namespaces and deleted files do not matter; a
  * request pins the file by descriptor at once (64 files at most at a
@@ -73,6 +77,18 @@ struct gr_elf *gr_elfcache__get(struct gr_elfcache *ec, uint32_t pid,
  * reading it.  NULL if it cannot be read. */
 struct gr_elf *gr_elfcache__wait(struct gr_elfcache *ec, uint32_t pid,
 				 const struct gr_mapping *m);
+
+struct gr_stubreg;
+
+/* The kernel registrations read from the code of mapping m's file
+ * (stubreg.h), as gr_elfcache__get and gr_elfcache__wait give its ELF:
+ * held and trimmed alike, valid as long. */
+struct gr_stubreg *gr_elfcache__get_regs(struct gr_elfcache *ec, uint32_t pid,
+					 const struct gr_mapping *m,
+					 int *pending);
+struct gr_stubreg *gr_elfcache__wait_regs(struct gr_elfcache *ec,
+					  uint32_t pid,
+					  const struct gr_mapping *m);
 
 /* Forgets the least recently asked-for files read (or found unreadable)
  * until those read hold at most budget bytes, at most 512 are open and

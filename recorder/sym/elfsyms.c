@@ -85,6 +85,10 @@ struct gr_elf {
 	int n;
 	struct named *found;	/* sorted by (name, addr) */
 	int nfound;
+	/* The names asked for that it imports: their positions, then their
+	 * names (in names, like found's). */
+	struct named imports[16];
+	int nimports;
 	char *names;		/* their names, NUL-ended */
 	size_t nnames;
 	struct strtab tabs[MAX_STRTABS];
@@ -211,12 +215,20 @@ static unsigned int bind_rank(unsigned char info)
 	}
 }
 
-/* Calls fn for each function symbol of the symbol tables, in file order.
- * Stops at fn's first non-zero return, and returns it; else 0, or -errno
- * if a table could not be read. */
-static int each_func(struct gr_elf *e, const struct hdrs *h,
-		     int (*fn)(void *arg, const Elf64_Sym *s, int tab),
-		     void *arg)
+/* Returns whether sym is an undefined symbol with a name: an import. */
+static int is_import(const Elf64_Sym *sym, uint64_t strsz)
+{
+	return sym->st_shndx == SHN_UNDEF && sym->st_name != 0 &&
+	       sym->st_name < strsz;
+}
+
+/* Calls fn for each function symbol of the symbol tables, in file order,
+ * and for each import too if imports.  Stops at fn's first non-zero
+ * return, and returns it; else 0, or -errno if a table could not be
+ * read. */
+static int each_sym(struct gr_elf *e, const struct hdrs *h, int imports,
+		    int (*fn)(void *arg, const Elf64_Sym *s, int tab),
+		    void *arg)
 {
 	Elf64_Sym *buf = malloc(SYM_CHUNK * sizeof(*buf));
 	int err = 0;
@@ -235,7 +247,8 @@ static int each_func(struct gr_elf *e, const struct hdrs *h,
 					   s->sh_offset + i * sizeof(*buf))))
 				break;
 			for (size_t j = 0; j < c && !err; j++)
-				if (is_func(&buf[j], strsz))
+				if (is_func(&buf[j], strsz) ||
+				    (imports && is_import(&buf[j], strsz)))
 					err = fn(arg, &buf[j], h->ntabs[k]);
 		}
 	}
@@ -308,7 +321,7 @@ static int load_addrs(struct gr_elf *e, const struct hdrs *h)
 	size_t w = 0;
 	int err;
 
-	if ((err = each_func(e, h, count_func, &sp)) || !sp.n)
+	if ((err = each_sym(e, h, 0, count_func, &sp)) || !sp.n)
 		return err;
 	if (sp.n > INT_MAX)
 		return -EFBIG;
@@ -316,7 +329,7 @@ static int load_addrs(struct gr_elf *e, const struct hdrs *h)
 	if (!(e->syms = malloc(sp.n * sizeof(*e->syms))))
 		return -ENOMEM;
 	f.cap = sp.n;
-	if ((err = each_func(e, h, fill_func, &f)))
+	if ((err = each_sym(e, h, 0, fill_func, &f)))
 		return err;
 	qsort(e->syms, (size_t)e->n, sizeof(*e->syms), cmp_sym);
 
@@ -435,6 +448,10 @@ static int add_pos(void *arg, const Elf64_Sym *s, int tab)
 	return 0;
 }
 
+/* Where (tab, off) of a position lie. */
+#define POS_TAB(v) ((int)((v) >> 32))
+#define POS_OFF(v) ((uint32_t)(v))
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -456,7 +473,7 @@ static int match_names(struct gr_elf *e, struct namepos *p,
 	if (!win)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n && !err; i++) {
-		uint64_t tab = p->v[i] >> 32, off = (uint32_t)p->v[i];
+		uint64_t tab = (uint64_t)POS_TAB(p->v[i]), off = POS_OFF(p->v[i]);
 		const struct strtab *t = &e->tabs[tab];
 
 		if (i && p->v[i] == p->v[i - 1])
@@ -535,6 +552,17 @@ static int collect_func(void *arg, const Elf64_Sym *s, int tab)
 
 	if (!bsearch(&key, c->pos->v, c->pos->n, sizeof(key), cmp_u64))
 		return 0;
+	if (s->st_shndx == SHN_UNDEF) {
+		/* An import: only whether there is one is kept. */
+		for (int i = 0; i < e->nimports; i++)
+			if (e->imports[i].addr == key)
+				return 0;
+		if (e->nimports == (int)(sizeof(e->imports) /
+					 sizeof(e->imports[0])))
+			return 0;
+		e->imports[e->nimports++] = (struct named){ .addr = key };
+		return 0;
+	}
 	if ((size_t)e->nfound == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 64;
 		struct named *v = realloc(e->found, cap * sizeof(*v));
@@ -592,15 +620,36 @@ static int load_found(struct gr_elf *e, const struct hdrs *h,
 	if (!n)
 		return 0;
 	if (!(err = want_init(&w, names, n)) &&
-	    !(err = each_func(e, h, add_pos, &pos)) && pos.n) {
+	    !(err = each_sym(e, h, 1, add_pos, &pos)) && pos.n) {
 		qsort(pos.v, pos.n, sizeof(*pos.v), cmp_u64);
 		if (!(err = match_names(e, &pos, &w)) && pos.n)
-			err = each_func(e, h, collect_func, &c);
+			err = each_sym(e, h, 1, collect_func, &c);
 	}
 	free(w.slots);
 	free(pos.v);
-	if (err || !e->nfound)
+	for (int i = 0; i < e->nimports && !err; i++) {
+		/* Their names join found's, before the pointers are set. */
+		uint64_t key = e->imports[i].addr;
+		char *name = read_name(e, POS_TAB(key), POS_OFF(key));
+		size_t len = name ? strlen(name) + 1 : 0;
+		char *buf = name ? realloc(e->names, e->nnames + len) : NULL;
+		if (!buf) {
+			free(name);
+			err = -ENOMEM;
+			break;
+		}
+		e->names = buf;
+		memcpy(e->names + e->nnames, name, len);
+		free(name);
+		e->imports[i].name = (const char *)(uintptr_t)e->nnames;
+		e->nnames += len;
+	}
+	if (err)
 		return err;
+	for (int i = 0; i < e->nimports; i++)
+		e->imports[i].name = e->names + (uintptr_t)e->imports[i].name;
+	if (!e->nfound)
+		return 0;
 	for (int i = 0; i < e->nfound; i++)
 		e->found[i].name = e->names + (uintptr_t)e->found[i].name;
 	qsort(e->found, (size_t)e->nfound, sizeof(*e->found), cmp_named);
@@ -933,6 +982,17 @@ int gr_elf__find(const struct gr_elf *e, const char *name, uint64_t *offs,
 	}
 	sort_offs(offs, found);
 	return found;
+}
+
+int gr_elf__imports(const struct gr_elf *e, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < e->nimports; i++)
+		if (!keycmp(e->imports[i].name, name, len, 0) ||
+		    !keycmp(e->imports[i].name, name, len, 1))
+			return 1;
+	return 0;
 }
 
 int gr_elf__has_any(const struct gr_elf *e, const char *const *names, int n)

@@ -49,6 +49,10 @@ int gr_elf__nfuncs(const struct gr_elf *e);
 int gr_elf__find(const struct gr_elf *e, const char *name, uint64_t *offs,
 		 int max);
 
+/* Returns 1 if e imports name (an undefined symbol of that name, or
+ * name@VERSION), one of the names it was opened to find; else 0. */
+int gr_elf__imports(const struct gr_elf *e, const char *name);
+
 /* Returns 1 if any of the n names has a file offset (gr_elf__find would
  * find it), else 0. */
 int gr_elf__has_any(const struct gr_elf *e, const char *const *names, int n);

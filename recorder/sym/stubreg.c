@@ -493,6 +493,19 @@ struct gr_stubreg *gr_stubreg__scan(const char *path)
 	return r;
 }
 
+size_t gr_stubreg__bytes(const struct gr_stubreg *r)
+{
+	if (!r)
+		return 0;
+	size_t strs = 0;
+	for (int i = 0; i < r->n; i++) {
+		size_t end = r->p[i].name + strlen(r->strs + r->p[i].name) + 1;
+		if (end > strs)
+			strs = end;
+	}
+	return sizeof(*r) + (size_t)r->n * sizeof(*r->p) + strs;
+}
+
 void gr_stubreg__free(struct gr_stubreg *r)
 {
 	if (!r)

@@ -28,6 +28,9 @@ struct gr_stubreg;
  * is not a 64-bit x86-64 ELF, else open(2)'s, mmap(2)'s or ENOMEM. */
 struct gr_stubreg *gr_stubreg__scan(const char *path);
 
+/* The memory r holds, bytes. */
+size_t gr_stubreg__bytes(const struct gr_stubreg *r);
+
 /* Frees r; NULL is a no-op. */
 void gr_stubreg__free(struct gr_stubreg *r);
 

@@ -443,6 +443,16 @@ static void check_c_exe(const char *name, int nopie)
 	CHECK_EQ_INT(gr_elf__has_any(fe, names, 2), 1);
 	CHECK_EQ_INT(gr_elf__has_any(fe, names, 1), 0);
 	gr_elf__close(fe);
+	/* An import is no function of the file, but is told apart. */
+	static const char *const imp[] = { "__libc_start_main", "main",
+					   "nothing" };
+	CHECK((fe = gr_elf__open_find(path, imp, 3)) != NULL);
+	CHECK_EQ_INT(gr_elf__imports(fe, "__libc_start_main"), 1);
+	CHECK_EQ_INT(gr_elf__find(fe, "__libc_start_main", offs, 4), 0);
+	CHECK_EQ_INT(gr_elf__imports(fe, "main"), 0);
+	CHECK_EQ_INT(gr_elf__find(fe, "main", offs, 4), 1);
+	CHECK_EQ_INT(gr_elf__imports(fe, "nothing"), 0);
+	gr_elf__close(fe);
 
 	/* Symbolize inside helper, and round-trip its offset. */
 	CHECK(r[0].size > 3);
