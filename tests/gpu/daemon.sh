@@ -87,7 +87,9 @@ launched=$(python3 -c 'import json,sys; print(sum(json.load(open(f))["launches"]
 recorded=$(q "SELECT count(*) FROM cuda_kernel WHERE pid IN ($pids)")
 lo=$((tsig - 2000000000)) hi=$((tready + 2000000000))
 hole=$(q "SELECT max(ts - p) FROM (SELECT ts, lag(ts) OVER (PARTITION BY pid ORDER BY ts) AS p FROM cuda_kernel WHERE pid IN ($pids) AND ts BETWEEN $lo AND $hi)")
-say "launches: $launched launched, $recorded recorded ($((launched - recorded)) not, in the restart's hole); longest hole $(awk -v h="$hole" 'BEGIN {printf "%.3f", h / 1e9}') s"
+named=$(q "SELECT count(kernel) FROM cuda_kernel WHERE pid IN ($pids)")
+say "launches: $launched launched, $recorded recorded ($((launched - recorded)) not, in the restart's hole), $named named; longest hole $(awk -v h="$hole" 'BEGIN {printf "%.3f", h / 1e9}') s"
+say "B: $(grep -c 'runtime launch probes wait' "$OUT/gpurecd-b.log") processes waited for their stub files; $(grep -o 'read [0-9]* kernel registrations from the code of [^ ]*' "$OUT/gpurecd-b.log" | sort -u | tr '\n' ';')"
 "$BIN/gpurec" --data "$D" report recording | tee -a "$OUT/daemon.txt"
 "$BIN/gpurec" --data "$D" verify | tail -1 | tee -a "$OUT/daemon.txt"
 
