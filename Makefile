@@ -345,7 +345,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	$(B)/probe-cost $(MOCK)
 	bash bench/sched_bench.sh $(B)/gpurecd
 	bash bench/daemon_bench.sh $(B)/gpurecd $(MOCK)
-	bash bench/launch_bench.sh $(B)/gpurecd $(B)/launch-loop $(MOCK)
+	bash bench/launch_bench.sh $(B)/gpurecd $(B)/gpurec $(B)/launch-loop $(MOCK)
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
 
