@@ -336,11 +336,17 @@ $(B)/switch-load: bench/switch_load.c
 	@mkdir -p $(B)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
 
+# launch-loop: launches through the mock runtime, for bench/launch_bench.sh.
+$(B)/launch-loop: bench/launch_loop.c $(MOCK_LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/cuda -o $@ $< -L$(MOCK) \
+	  -l:libcudart.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/cuda-tests/mock'
+
 bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
-		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth
+		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth $(B)/launch-loop
 	$(B)/probe-cost $(MOCK)
 	bash bench/sched_bench.sh $(B)/gpurecd
 	bash bench/daemon_bench.sh $(B)/gpurecd $(MOCK)
+	bash bench/launch_bench.sh $(B)/gpurecd $(B)/gpurec $(B)/launch-loop $(MOCK)
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
 

@@ -243,7 +243,19 @@ int main(int argc, char **argv)
 	reg(NULL, (const char *)bench_stub, (char *)"_Z5benchPf", "_Z5benchPf",
 	    -1, NULL, NULL, NULL, NULL, NULL);
 	struct probe_cost_bpf *pc = probe_cost_bpf__open_and_load();
-	struct cuda_bpf *cb = cuda_bpf__open_and_load();
+	/* The design before attaches a link per probe (attach_rec): the
+	 * bulk-link programs, which load only for their link type
+	 * (recorder/ulink.c), are left out. */
+	struct cuda_bpf *cb = cuda_bpf__open();
+	if (cb) {
+		bpf_program__set_autoload(cb->progs.cuda_entry_multi, false);
+		bpf_program__set_autoload(cb->progs.cuda_return_multi, false);
+		bpf_program__set_autoload(cb->progs.cuda_session, false);
+		if (cuda_bpf__load(cb)) {
+			cuda_bpf__destroy(cb);
+			cb = NULL;
+		}
+	}
 	uint64_t off, got = 0;
 	const char *drv_launch = "cuLaunchKernel";
 	struct gr_elf *e = gr_elf__open_find(drv, &drv_launch, 1);

@@ -40,14 +40,42 @@
 #include "recorder/cuda/internal.h"
 #include "recorder/family.h"
 
-static int64_t intern(struct gr_cuda *c, const char *s)
+/* The dictionary id of s, from *keep if it holds one of this generation
+ * of the dictionary (decode.h), else interned and kept there. */
+static int64_t intern(struct gr_cuda *c, uint32_t gen, const char *s,
+		      struct gr_cuda_strid *keep)
 {
-	return gr_writer__intern(c->o.w, s, strlen(s));
+	if (keep && keep->gen == gen && keep->id)
+		return keep->id;
+	uint32_t id = gr_writer__intern(c->o.w, s, strlen(s));
+	if (keep && id)
+		*keep = (struct gr_cuda_strid){ gen, id };
+	return id;
 }
+
+/* Where the id of a comm is kept: its slot in a small direct-mapped
+ * cache, taken over (its id forgotten) if it held another comm.  The
+ * processes recording at a time are few; their comms rarely collide. */
+static struct gr_cuda_strid *comm_keep(struct gr_cuda *c, const char *comm)
+{
+	uint64_t w[2];
+	memcpy(w, comm, sizeof(w));
+	uint64_t h = (w[0] ^ w[1] * 0x9e3779b97f4a7c15ull) *
+		     0xbf58476d1ce4e5b9ull;
+	struct comm_id *s = &c->comm_ids[h >> 58];
+	if (memcmp(s->comm, comm, sizeof(s->comm))) {
+		memcpy(s->comm, comm, sizeof(s->comm));
+		s->id = (struct gr_cuda_strid){ 0 };
+	}
+	return &s->id;
+}
+_Static_assert(GR_CUDA_COMM_IDS == 64, "comm_keep takes the top 6 bits");
 
 /* Decodes one call into its row and writes it: the row's own columns
  * first, then what the family's state adds (the kernel's name, the
- * communicator), strings interned in the order they were set. */
+ * communicator), strings interned in the order they were set.  The
+ * comm, the API's name and the kernel's names are nearly every row's:
+ * their ids are kept, not looked up again. */
 static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 			const char *name)
 {
@@ -65,8 +93,16 @@ static void decode_call(struct gr_cuda *c, const struct gr_cuda_call *e,
 		gr_nccl__track(&c->nccl, e, a, &r);
 	else if (a->shape == GR_SH_NAME)
 		gr_cuda_name_record(c, e, a, name);
-	for (int i = 0; i < r.nstr; i++)
-		r.v[r.str[i].col] = intern(c, r.str[i].s);
+	uint32_t gen = gr_writer__dict_gen(c->o.w);
+	for (int i = 0; i < r.nstr; i++) {
+		struct gr_cuda_strid *keep = r.str[i].keep;
+		/* decode.c sets those two columns from these very strings. */
+		if (r.str[i].s == r.comm)
+			keep = comm_keep(c, r.comm);
+		else if (r.str[i].s == a->sym)
+			keep = &c->api_ids[e->api];
+		r.v[r.str[i].col] = intern(c, gen, r.str[i].s, keep);
+	}
 	if (gr_writer__append(c->o.w, r.table, r.v, r.nm)) {
 		c->user_drops++;
 		return;
@@ -122,6 +158,11 @@ struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
 	if (!c)
 		return NULL;
 	c->o = *o;
+	if (!(c->api_ids = calloc((size_t)gr_napis, sizeof(*c->api_ids)))) {
+		err = -errno;
+		LOG(c, "cuda: %s", strerror(-err));
+		goto fail;
+	}
 	c->elfs = o->elfs;
 	if (!c->elfs && !(c->elfs = c->own_elfs = gr_elfcache__new(0))) {
 		err = -errno;
@@ -240,6 +281,7 @@ void gr_cuda__close(struct gr_cuda *c)
 	gr_nccl__free(&c->nccl);
 	free(c->execs);
 	free(c->postponed);
+	free(c->api_ids);
 	free(c);
 }
 

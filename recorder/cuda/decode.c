@@ -25,13 +25,20 @@ static const char *const nccl_ops[] = { "sum", "prod", "max", "min", "avg" };
 
 #define BIT(col) (1ull << (col))
 
-void gr_cuda_row__str(struct gr_cuda_row *r, int col, const char *s)
+void gr_cuda_row__str_kept(struct gr_cuda_row *r, int col, const char *s,
+			   struct gr_cuda_strid *keep)
 {
 	if (r->nstr == GR_CUDA_ROW_STRS)
 		return; /* no shape sets that many */
 	r->str[r->nstr].col = col;
 	r->str[r->nstr].s = s;
+	r->str[r->nstr].keep = keep;
 	r->nstr++;
+}
+
+void gr_cuda_row__str(struct gr_cuda_row *r, int col, const char *s)
+{
+	gr_cuda_row__str_kept(r, col, s, NULL);
 }
 
 static int64_t sz(uint64_t v, uint64_t mul)
@@ -76,7 +83,6 @@ static void decode_launch(const struct gr_cuda_call *e,
 {
 	const __u64 *x = e->args;
 	int64_t *v = r->v;
-	r->table = GR_T_cuda_kernel;
 	if (a->shape == GR_SH_LAUNCH_RT) {
 		/* dim3 by value: x|y in one register, z in the next. */
 		r->func = x[0];
@@ -193,7 +199,6 @@ static void decode_memcpy(const struct gr_cuda_call *e,
 {
 	struct copy k;
 	copy_params(e, a, &k);
-	r->table = GR_T_cuda_memcpy;
 	r->v[GR_cuda_memcpy_src] = (int64_t)k.src;
 	r->v[GR_cuda_memcpy_dst] = (int64_t)k.dst;
 	if (!k.has_src)
@@ -213,7 +218,6 @@ static void decode_memcpy(const struct gr_cuda_call *e,
 static void decode_memset(const struct gr_cuda_call *e,
 			  const struct gr_api *a, struct gr_cuda_row *r)
 {
-	r->table = GR_T_cuda_memset;
 	r->v[GR_cuda_memset_bytes] = sz(times(e, a->bytes, a->bytes2), a->mul);
 	r->v[GR_cuda_memset_async] = a->async;
 	stream_col(r, e, a->stream, GR_cuda_memset_stream);
@@ -224,7 +228,6 @@ static void decode_mem(const struct gr_cuda_call *e, const struct gr_api *a,
 		       struct gr_cuda_row *r)
 {
 	int32_t ret = (int32_t)e->ret;
-	r->table = GR_T_cuda_mem;
 	gr_cuda_row__str(r, GR_cuda_mem_op, a->op);
 	if (a->shape == GR_SH_ALLOC) {
 		r->v[GR_cuda_mem_bytes] = sz(times(e, a->bytes, a->bytes2), 1);
@@ -245,7 +248,6 @@ static void decode_mem(const struct gr_cuda_call *e, const struct gr_api *a,
 static void decode_sync(const struct gr_cuda_call *e, const struct gr_api *a,
 			struct gr_cuda_row *r)
 {
-	r->table = GR_T_cuda_sync;
 	stream_col(r, e, a->stream, GR_cuda_sync_stream);
 	r->v[GR_cuda_sync_ret] = (int32_t)e->ret;
 }
@@ -259,7 +261,6 @@ static void decode_graph(const struct gr_cuda_call *e,
 		   strcmp(a->op, "launch") == 0;
 	uint64_t graph = 0, gexec = 0;
 	int has_graph = 0, has_exec = 0;
-	r->table = GR_T_cuda_graph;
 	if (strcmp(a->op, "capture_end") == 0) {
 		graph = e->out, has_graph = ret == 0;
 	} else if (strcmp(a->op, "instantiate") == 0) {
@@ -288,7 +289,6 @@ static void decode_nccl(const struct gr_cuda_call *e, const struct gr_api *a,
 {
 	const __u64 *x = e->args;
 	int64_t *v = r->v;
-	r->table = GR_T_nccl;
 	/* The operation: the name past "nccl", one spelling per operation
 	 * (ncclBcast is an in-place Broadcast; NCCL spells AlltoAll), so
 	 * reports group by op across versions and entry points. */
@@ -335,20 +335,62 @@ static void decode_nccl(const struct gr_cuda_call *e, const struct gr_api *a,
 static void decode_name(const struct gr_cuda_call *e, const struct gr_api *a,
 			struct gr_cuda_row *r)
 {
-	r->table = GR_T_cuda_api;
 	if (a->noret)
 		r->nm |= BIT(GR_cuda_api_ret); /* void: rax is junk */
 	else
 		r->v[GR_cuda_api_ret] = (int32_t)e->ret;
 }
 
+typedef void decode_fn(const struct gr_cuda_call *e, const struct gr_api *a,
+		       struct gr_cuda_row *r);
+
 int gr_cuda_decode__call(const struct gr_cuda_call *e,
 			 int64_t clock_offset_ns, struct gr_cuda_row *r)
 {
-	memset(r, 0, sizeof(*r));
 	if (e->api >= (uint32_t)gr_napis)
 		return -EINVAL;
 	const struct gr_api *a = &gr_apis[e->api];
+	int table;
+	decode_fn *fn;
+	switch (a->shape) {
+	case GR_SH_LAUNCH_RT:
+	case GR_SH_LAUNCH_RT_EX:
+	case GR_SH_LAUNCH_DRV:
+	case GR_SH_LAUNCH_DRV_EX:
+		table = GR_T_cuda_kernel, fn = decode_launch;
+		break;
+	case GR_SH_MEMCPY:
+	case GR_SH_MEMCPY_3D:
+	case GR_SH_MEMCPY_2D_DRV:
+		table = GR_T_cuda_memcpy, fn = decode_memcpy;
+		break;
+	case GR_SH_MEMSET:
+		table = GR_T_cuda_memset, fn = decode_memset;
+		break;
+	case GR_SH_ALLOC:
+	case GR_SH_FREE:
+		table = GR_T_cuda_mem, fn = decode_mem;
+		break;
+	case GR_SH_SYNC:
+		table = GR_T_cuda_sync, fn = decode_sync;
+		break;
+	case GR_SH_GRAPH:
+		table = GR_T_cuda_graph, fn = decode_graph;
+		break;
+	default:
+		if (GR_SH_IS_NCCL(a->shape))
+			table = GR_T_nccl, fn = decode_nccl;
+		else /* GR_SH_NAME */
+			table = GR_T_cuda_api, fn = decode_name;
+	}
+	/* The table's own values alone are zeroed, not all GR_MAX_COLS:
+	 * that was a third of decoding a launch, and a writer reads no
+	 * others. */
+	memset(r->v, 0, (size_t)gr_tables[table].ncols * sizeof(r->v[0]));
+	r->table = table;
+	r->nm = 0;
+	r->nstr = 0;
+	r->func = 0;
 	memcpy(r->comm, e->comm, 16);
 	r->comm[16] = 0;
 	/* Columns every cuda_* table shares sit at the same indices. */
@@ -358,38 +400,7 @@ int gr_cuda_decode__call(const struct gr_cuda_call *e,
 	gr_cuda_row__str(r, GR_cuda_api_comm, r->comm);
 	r->v[GR_cuda_api_dur] = (int64_t)e->dur;
 	gr_cuda_row__str(r, GR_cuda_api_api, a->sym);
-
-	switch (a->shape) {
-	case GR_SH_LAUNCH_RT:
-	case GR_SH_LAUNCH_RT_EX:
-	case GR_SH_LAUNCH_DRV:
-	case GR_SH_LAUNCH_DRV_EX:
-		decode_launch(e, a, r);
-		break;
-	case GR_SH_MEMCPY:
-	case GR_SH_MEMCPY_3D:
-	case GR_SH_MEMCPY_2D_DRV:
-		decode_memcpy(e, a, r);
-		break;
-	case GR_SH_MEMSET:
-		decode_memset(e, a, r);
-		break;
-	case GR_SH_ALLOC:
-	case GR_SH_FREE:
-		decode_mem(e, a, r);
-		break;
-	case GR_SH_SYNC:
-		decode_sync(e, a, r);
-		break;
-	case GR_SH_GRAPH:
-		decode_graph(e, a, r);
-		break;
-	default:
-		if (GR_SH_IS_NCCL(a->shape))
-			decode_nccl(e, a, r);
-		else /* GR_SH_NAME */
-			decode_name(e, a, r);
-	}
+	fn(e, a, r);
 	return 0;
 }
 

@@ -21,6 +21,14 @@
 
 #define GR_CUDA_ROW_STRS 8
 
+/* A string's dictionary id, kept by whoever owns the string (cuda.c for
+ * comms and API names, naming.c for kernel names), so that the strings
+ * nearly every row repeats are not hashed again for each: valid while
+ * gen is the writer's gr_writer__dict_gen() and id is not 0. */
+struct gr_cuda_strid {
+	uint32_t gen, id;
+};
+
 /* One row of a cuda_* or nccl table, before its strings are interned. */
 struct gr_cuda_row {
 	int table;               /* GR_T_* */
@@ -30,6 +38,7 @@ struct gr_cuda_row {
 	struct {
 		int col;
 		const char *s;   /* lives as long as the row, or longer */
+		struct gr_cuda_strid *keep; /* s's id, or NULL */
 	} str[GR_CUDA_ROW_STRS]; /* string columns, in the order interned */
 	uint64_t func;           /* a launch's function handle or host stub */
 	char comm[17];           /* the comm column's string */
@@ -60,12 +69,18 @@ enum gr_cuda_rec_kind gr_cuda_decode__record(const void *data, size_t len,
 
 /* Fills r with the row of call e: the table, the columns every cuda_*
  * and nccl table shares (ts shifted by clock_offset_ns to UTC), and the
- * columns e's API shape defines.  Returns 0, or -EINVAL for an api id
- * outside gr_apis[] (r is then not a row). */
+ * columns e's API shape defines; its other columns are 0, and v past
+ * the table's columns is left as it was.  Returns 0, or -EINVAL for an
+ * api id outside gr_apis[] (r is then not a row). */
 int gr_cuda_decode__call(const struct gr_cuda_call *e,
 			 int64_t clock_offset_ns, struct gr_cuda_row *r);
 
 /* Sets string column col of r to s, interned after those set before. */
 void gr_cuda_row__str(struct gr_cuda_row *r, int col, const char *s);
+
+/* gr_cuda_row__str for a string whose id is kept in *keep, which lives as
+ * long as s does. */
+void gr_cuda_row__str_kept(struct gr_cuda_row *r, int col, const char *s,
+			   struct gr_cuda_strid *keep);
 
 #endif

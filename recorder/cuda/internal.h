@@ -53,7 +53,15 @@ struct kname {
 	uint64_t h1, h2; /* its key in gr_cuda.interned */
 	uint32_t refs;   /* (pid, handle) entries naming it */
 	uint8_t interned, demangle_tried;
+	struct gr_cuda_strid mangled_id, demangled_id;
 };
+
+/* A comm's dictionary id (cuda.c: a direct-mapped cache by its bytes). */
+struct comm_id {
+	char comm[16];
+	struct gr_cuda_strid id;
+};
+#define GR_CUDA_COMM_IDS 64
 
 struct gr_cuda {
 	struct gr_cuda_opts o;
@@ -82,6 +90,8 @@ struct gr_cuda {
 	struct gr_keymap nameless; /* (pid, handle) -> a mark: nothing could
 	                            * name it, do not look again */
 	struct gr_nccl nccl;       /* communicators */
+	struct gr_cuda_strid *api_ids; /* [gr_napis]: each API's name's id */
+	struct comm_id comm_ids[GR_CUDA_COMM_IDS];
 	int misses_logged;    /* name_stub misses told in verbose mode */
 	int *execs;
 	int nexecs, execs_cap;

@@ -276,10 +276,11 @@ void gr_cuda_name_launch(struct gr_cuda *c, const struct gr_cuda_call *e,
 	if (!k && c->have_driver && a->shape >= GR_SH_LAUNCH_DRV)
 		gr_cuda_unnamed_launch(c, e->pid);
 	if (k) {
-		gr_cuda_row__str(r, GR_cuda_kernel_kernel_mangled, k->mangled);
-		gr_cuda_row__str(r, GR_cuda_kernel_kernel,
-				 kname_demangled(c, k) ? k->demangled :
-				 k->mangled);
+		gr_cuda_row__str_kept(r, GR_cuda_kernel_kernel_mangled,
+				      k->mangled, &k->mangled_id);
+		gr_cuda_row__str_kept(r, GR_cuda_kernel_kernel,
+				      kname_demangled(c, k) ? k->demangled :
+				      k->mangled, &k->demangled_id);
 		c->st.named_launches++;
 	} else {
 		r->nm |= 1ull << GR_cuda_kernel_kernel |

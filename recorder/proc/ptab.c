@@ -4,11 +4,18 @@
 
 #include "recorder/proc/ptab.h"
 
+/* nb is a power of 2: a mask, not a division, for a lookup made for
+ * every CUDA call recorded (gr_proc__track) and every off-CPU stack. */
+static size_t bucket(size_t nb, uint32_t pid)
+{
+	return pid & (nb - 1);
+}
+
 struct gr_pinfo *gr_ptab__get(const struct gr_ptab *t, uint32_t pid)
 {
 	if (!t->nb)
 		return NULL;
-	for (struct gr_pinfo *p = t->b[pid % t->nb]; p; p = p->next)
+	for (struct gr_pinfo *p = t->b[bucket(t->nb, pid)]; p; p = p->next)
 		if (p->pid == pid)
 			return p;
 	return NULL;
@@ -25,15 +32,15 @@ static int ptab_add(struct gr_ptab *t, struct gr_pinfo *p)
 		for (size_t i = 0; i < t->nb; i++)
 			for (struct gr_pinfo *q = t->b[i], *nx; q; q = nx) {
 				nx = q->next;
-				q->next = b[q->pid % nb];
-				b[q->pid % nb] = q;
+				q->next = b[bucket(nb, q->pid)];
+				b[bucket(nb, q->pid)] = q;
 			}
 		free(t->b);
 		t->b = b;
 		t->nb = nb;
 	}
-	p->next = t->b[p->pid % t->nb];
-	t->b[p->pid % t->nb] = p;
+	p->next = t->b[bucket(t->nb, p->pid)];
+	t->b[bucket(t->nb, p->pid)] = p;
 	t->n++;
 	return 0;
 }
@@ -66,7 +73,7 @@ static void pinfo_free(struct gr_pinfo *p)
 
 void gr_ptab__forget(struct gr_ptab *t, struct gr_pinfo *p)
 {
-	for (struct gr_pinfo **pp = &t->b[p->pid % t->nb]; *pp;
+	for (struct gr_pinfo **pp = &t->b[bucket(t->nb, p->pid)]; *pp;
 	     pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;

@@ -27,7 +27,7 @@ struct gr_pinfo {
 
 struct gr_ptab {
 	struct gr_pinfo **b;	/* buckets, chained through gr_pinfo.next */
-	size_t nb, n;
+	size_t nb, n;		/* nb: 0 or a power of 2 */
 };
 
 struct gr_pinfo *gr_ptab__get(const struct gr_ptab *t, uint32_t pid);
