@@ -341,12 +341,19 @@ $(B)/launch-loop: bench/launch_loop.c $(MOCK_LIBS)
 	$(CC) $(ALL_CFLAGS) -Itests/cuda -o $@ $< -L$(MOCK) \
 	  -l:libcudart.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/cuda-tests/mock'
 
+# libbig.so: a library shaped like PyTorch's, for bench/rss_bench.sh.
+$(B)/bench/libbig.so: bench/biglib.sh
+	bash bench/biglib.sh $@
+
 bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
-		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth $(B)/launch-loop
+		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth $(B)/launch-loop \
+		$(B)/bench/libbig.so
 	$(B)/probe-cost $(MOCK)
 	bash bench/sched_bench.sh $(B)/gpurecd
 	bash bench/daemon_bench.sh $(B)/gpurecd $(MOCK)
 	bash bench/launch_bench.sh $(B)/gpurecd $(B)/gpurec $(B)/launch-loop $(MOCK)
+	bash bench/rss_bench.sh $(B)/gpurecd $(B)/launch-loop $(MOCK) \
+	  $(B)/bench/libbig.so
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
 

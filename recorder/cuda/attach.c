@@ -276,11 +276,15 @@ static struct proc *proc_get(struct gr_cuda *c, int pid)
  * with a pid filter is inserted only into that process).  The same holds
  * for any process whose driver launches come without a name (a handle
  * made by a call gpurecd does not hook). */
-/* Whether the files of pid that register kernels (its stubs) are read,
- * symbols and registration code, by the cache's loader: naming a runtime
- * launch waits for them on the event loop otherwise, and libtorch_cuda's
- * take long enough for the ring buffer to overflow.  Asks for them if
- * not.  Returns how many are still being read. */
+/* Whether what naming pid's runtime launches needs is read by the
+ * cache's loader: the symbols of each file it has mapped executable (a
+ * stub may be in any: libtorch_cuda links the runtime statically, and its
+ * stubs are found by symbol), and the registration code of those that
+ * import or define __cudaRegisterFunction.  Naming waits for them on the
+ * event loop otherwise, and libtorch_cuda's take long enough for the ring
+ * buffer to overflow (H100: 58,837 records at a restart with only the
+ * latter read first).  Asks for them if not.  Returns how many files are
+ * still being read. */
 static int stubs_pending(struct gr_cuda *c, int pid, const struct gr_maps *pm)
 {
 	int n = 0;
@@ -288,10 +292,9 @@ static int stubs_pending(struct gr_cuda *c, int pid, const struct gr_maps *pm)
 		const struct gr_mapping *m = &pm->m[i];
 		struct seen *s = gr_keymap__get(&c->seen, m->dev, m->ino);
 		int p1 = 0, p2 = 0;
-		if (!s || !s->stubs)
-			continue;
 		gr_elfcache__get(c->elfs, (uint32_t)pid, m, &p1);
-		gr_elfcache__get_regs(c->elfs, (uint32_t)pid, m, &p2);
+		if (s && s->stubs)
+			gr_elfcache__get_regs(c->elfs, (uint32_t)pid, m, &p2);
 		n += p1 || p2;
 	}
 	return n;
