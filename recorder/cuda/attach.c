@@ -131,16 +131,24 @@ static void driver_arrived(struct gr_cuda *c, const char *path)
 	}
 }
 
+/* Drains the ring buffer while a file is read (open_hooked). */
+static void drain(void *arg)
+{
+	struct gr_cuda *c = arg;
+	if (c->rb)
+		ring_buffer__consume(c->rb);
+}
+
 /* The ELF at path, read for the functions gpurecd hooks only: every file a
  * CUDA process maps is read, libtorch's million symbols included, and
  * their names are looked at once, never kept (elfsyms.h). */
-static struct gr_elf *open_hooked(const char *path)
+static struct gr_elf *open_hooked(struct gr_cuda *c, const char *path)
 {
 	const char *names[gr_napis + 1];
 	names[0] = "cuLaunchKernel";
 	for (int id = 0; id < gr_napis; id++)
 		names[id + 1] = gr_apis[id].sym;
-	return gr_elf__open_find(path, names, gr_napis + 1);
+	return gr_elf__open_find_tick(path, names, gr_napis + 1, drain, c);
 }
 
 /* Attaches every hooked symbol the ELF at path defines.  shown is the
@@ -158,7 +166,7 @@ static int attach_elf(struct gr_cuda *c, const char *path, const char *shown,
 		free(s);
 		return -ENOMEM;
 	}
-	struct gr_elf *e = open_hooked(path);
+	struct gr_elf *e = open_hooked(c, path);
 	if (!e)
 		return 0; /* not an ELF we can read: nothing to hook */
 	uint64_t off;

@@ -95,6 +95,8 @@ struct gr_elf {
 	struct seg *segs;	/* PT_LOAD headers, in file order */
 	int nsegs;
 	char *build_id;		/* lowercase hex, or NULL */
+	void (*tick)(void *);	/* while opening: called between reads */
+	void *tick_arg;
 };
 
 /* The C++ ABI's demangler, from libstdc++ (link -lstdc++). */
@@ -246,6 +248,8 @@ static int each_sym(struct gr_elf *e, const struct hdrs *h, int imports,
 			if ((err = read_at(e->fd, buf, c * sizeof(*buf),
 					   s->sh_offset + i * sizeof(*buf))))
 				break;
+			if (e->tick)
+				e->tick(e->tick_arg);
 			for (size_t j = 0; j < c && !err; j++)
 				if (is_func(&buf[j], strsz) ||
 				    (imports && is_import(&buf[j], strsz)))
@@ -484,6 +488,8 @@ static int match_names(struct gr_elf *e, struct namepos *p,
 
 			if ((err = read_at(e->fd, win, len, t->off + off)))
 				break;
+			if (e->tick)
+				e->tick(e->tick_arg);
 			win[len] = 0;
 			wtab = tab, wlo = off, whi = off + len;
 		}
@@ -775,7 +781,7 @@ static int load_build_id(struct gr_elf *e, const struct hdrs *h,
 /* Opens path into a new gr_elf, reads its headers, and then its functions
  * by address (names NULL) or those called one of names. */
 static struct gr_elf *open_elf(const char *path, const char *const *names,
-			       int n)
+			       int n, void (*tick)(void *), void *arg)
 {
 	struct gr_elf *e = NULL;
 	struct hdrs h = { 0 };
@@ -804,6 +810,8 @@ static struct gr_elf *open_elf(const char *path, const char *const *names,
 		goto out;
 	}
 	e->fd = fd;
+	e->tick = tick;
+	e->tick_arg = arg;
 	if (!(err = read_sections(e, &h)) &&
 	    !(err = load_segs(e, &h, &ph, &nph)) &&
 	    !(err = load_build_id(e, &h, ph, nph)))
@@ -821,6 +829,7 @@ out:
 		errno = -err;
 		return NULL;
 	}
+	e->tick = NULL;
 	if (names || !e->n) {	/* no name will be read */
 		close(e->fd);
 		e->fd = -1;
@@ -830,15 +839,22 @@ out:
 
 struct gr_elf *gr_elf__open(const char *path)
 {
-	return open_elf(path, NULL, 0);
+	return open_elf(path, NULL, 0, NULL, NULL);
 }
 
 struct gr_elf *gr_elf__open_find(const char *path, const char *const *names,
 				 int n)
 {
+	return gr_elf__open_find_tick(path, names, n, NULL, NULL);
+}
+
+struct gr_elf *gr_elf__open_find_tick(const char *path,
+				      const char *const *names, int n,
+				      void (*tick)(void *), void *arg)
+{
 	static const char *const none[1];
 
-	return open_elf(path, names ? names : none, names ? n : 0);
+	return open_elf(path, names ? names : none, names ? n : 0, tick, arg);
 }
 
 size_t gr_elf__bytes(const struct gr_elf *e)

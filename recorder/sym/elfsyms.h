@@ -30,6 +30,13 @@ struct gr_elf *gr_elf__open(const char *path);
 struct gr_elf *gr_elf__open_find(const char *path, const char *const *names,
 				 int n);
 
+/* The same, calling tick(arg) between its reads (every 4096 symbols or
+ * 1 MiB of names): a caller that must keep draining something while a
+ * large library is read (gpurecd's ring buffer) drains it there. */
+struct gr_elf *gr_elf__open_find_tick(const char *path,
+				      const char *const *names, int n,
+				      void (*tick)(void *), void *arg);
+
 /* The memory e holds, bytes (its symbols, their names, its headers). */
 size_t gr_elf__bytes(const struct gr_elf *e);
 

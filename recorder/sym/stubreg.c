@@ -86,7 +86,7 @@ struct cand {
  * scan reads it front to back (memmem for anchors, then near each one), so
  * it gives back what it has passed, a chunk at a time.  A page given back
  * is read again from the page cache if touched. */
-static size_t chunk = 32u << 20;
+static size_t chunk = 8u << 20;
 
 void gr_stubreg__set_chunk(size_t bytes)
 {

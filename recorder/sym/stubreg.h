@@ -42,7 +42,7 @@ int gr_stubreg__count(const struct gr_stubreg *r);
 const char *gr_stubreg__name(const struct gr_stubreg *r, uint64_t vaddr);
 
 /* Sets how much of a file's code the scan reads before giving its pages
- * back (32 MiB); tests make it a page, so that chunk edges are crossed. */
+ * back (8 MiB); tests make it a page, so that chunk edges are crossed. */
 void gr_stubreg__set_chunk(size_t bytes);
 
 #endif

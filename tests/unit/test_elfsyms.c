@@ -684,7 +684,7 @@ TEST(stubreg_nvcc)
 	gr_stubreg__set_chunk(4096);
 	check_stubreg("k", "k_strip");
 	check_stubreg("libk.so", "libk_strip.so");
-	gr_stubreg__set_chunk(32u << 20);
+	gr_stubreg__set_chunk(8u << 20);
 }
 
 /* A large library's registration code (cuBLASLt's: 500 MB, 15,000
