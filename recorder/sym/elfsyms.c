@@ -21,7 +21,9 @@
  *    name it returns.
  *  - gr_elf__open_find: the functions called by one of the names asked
  *    for, with those names, for gr_elf__find; found by reading each
- *    function's name once, in file order, through a 1 MiB window.
+ *    function's name once, in file order, through a 1 MiB window (the
+ *    positions put in order by a counting sort: a qsort of libtorch's
+ *    million took long enough on gpurecd's event loop to lose records).
  *
  * Nothing is written after open, so lookups need no locks (pread does not
  * move the descriptor's offset).
@@ -51,7 +53,9 @@
 #define MAX_NOTES (64u << 10)		/* bytes of notes read, at most */
 #define MAX_SHDRS (1u << 20)
 #define SYM_CHUNK 4096			/* symbols read at a time */
-#define WINDOW (1u << 20)		/* string table bytes read at a time */
+#define WINDOW_SHIFT 20
+#define WINDOW (1u << WINDOW_SHIFT)	/* string table bytes read at a time */
+#define WINDOW_SLACK (64u << 10)	/* and past it, for names straddling */
 #define NAME_MAX_LEN (1u << 20)		/* a longer name is no name */
 
 struct sym {
@@ -463,54 +467,105 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Keeps, of the sorted positions in p, those whose names are wanted:
- * reads the string tables in file order through one window.  Returns 0
- * or -errno. */
+static char *read_name(const struct gr_elf *e, int tab, uint64_t off);
+
+/* The bucket of a position: its string table's WINDOW-sized slice. */
+static size_t bucket_of(uint64_t v, size_t nb0)
+{
+	return (size_t)POS_TAB(v) * nb0 + (POS_OFF(v) >> WINDOW_SHIFT);
+}
+
+/* Orders p's positions by bucket (a counting sort: libtorch's million
+ * positions would take a qsort hundreds of ms, on gpurecd's event loop),
+ * not within one.  Returns 0 or -ENOMEM. */
+static int bucket_sort(struct gr_elf *e, struct namepos *p, size_t nb0,
+		       size_t nb)
+{
+	size_t *at = calloc(nb + 1, sizeof(*at));
+	uint64_t *v = malloc(p->n * sizeof(*v));
+
+	if (!at || !v) {
+		free(at);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		at[bucket_of(p->v[i], nb0) + 1]++;
+	for (size_t b = 0; b < nb; b++)
+		at[b + 1] += at[b];
+	for (size_t i = 0; i < p->n; i++) {
+		v[at[bucket_of(p->v[i], nb0)]++] = p->v[i];
+		if (e->tick && !(i & 0xffff))
+			e->tick(e->tick_arg);
+	}
+	free(at);
+	free(p->v);
+	p->v = v;
+	return 0;
+}
+
+/* Keeps, of p's positions, those whose names are wanted, sorted and
+ * distinct: reads the string tables in file order, a bucket's window (and
+ * WINDOW_SLACK past it, for names that straddle) at a time.  Returns 0 or
+ * -errno. */
 static int match_names(struct gr_elf *e, struct namepos *p,
 		       const struct want *w)
 {
-	char *win = malloc(WINDOW + 1);
-	uint64_t wtab = UINT64_MAX, wlo = 0, whi = 0; /* window: [wlo, whi) */
-	size_t kept = 0;
+	size_t nb0 = (size_t)(e->tabs[0].size >> WINDOW_SHIFT) + 1;
+	size_t nb = nb0 + (size_t)(e->tabs[1].size >> WINDOW_SHIFT) + 1;
+	char *win = malloc(WINDOW + WINDOW_SLACK + 1);
+	size_t kept = 0, wb = SIZE_MAX;	/* the bucket in the window */
+	uint64_t wlo = 0, whi = 0;	/* the window: [wlo, whi) */
 	int err = 0;
 
-	if (!win)
-		return -ENOMEM;
+	if (!win || (err = bucket_sort(e, p, nb0, nb))) {
+		free(win);
+		return err ? err : -ENOMEM;
+	}
 	for (size_t i = 0; i < p->n && !err; i++) {
-		uint64_t tab = (uint64_t)POS_TAB(p->v[i]), off = POS_OFF(p->v[i]);
+		int tab = POS_TAB(p->v[i]);
+		uint64_t off = POS_OFF(p->v[i]);
 		const struct strtab *t = &e->tabs[tab];
+		size_t b = bucket_of(p->v[i], nb0);
 
-		if (i && p->v[i] == p->v[i - 1])
-			continue;
-		if (tab != wtab || off < wlo || off >= whi) {
-			size_t len = t->size - off < WINDOW ? t->size - off :
-				     WINDOW;
+		if (b != wb) {
+			uint64_t lo = off >> WINDOW_SHIFT << WINDOW_SHIFT;
+			size_t len = t->size - lo < WINDOW + WINDOW_SLACK ?
+				     t->size - lo : WINDOW + WINDOW_SLACK;
 
-			if ((err = read_at(e->fd, win, len, t->off + off)))
+			if ((err = read_at(e->fd, win, len, t->off + lo)))
 				break;
 			if (e->tick)
 				e->tick(e->tick_arg);
 			win[len] = 0;
-			wtab = tab, wlo = off, whi = off + len;
+			wb = b, wlo = lo, whi = lo + len;
 		}
 		const char *s = win + (off - wlo);
 
 		if (!w->first[(unsigned char)*s])
 			continue;
 		size_t len = strcspn(s, "@");
+		int want;
 
-		if (s + len == win + (whi - wlo) && whi < t->size &&
-		    off > wlo) {
-			/* It may go on past the window: read from it. */
-			wtab = UINT64_MAX;
-			i--;
-			continue;
+		if (s + len == win + (whi - wlo) && whi < t->size) {
+			/* Longer than the slack: read it alone. */
+			char *name = read_name(e, tab, off);
+
+			want = name && want_has(w, name, strcspn(name, "@"));
+			free(name);
+		} else {
+			want = want_has(w, s, len);
 		}
-		if (want_has(w, s, len))
+		if (want)
 			p->v[kept++] = p->v[i];
 	}
 	free(win);
-	p->n = kept;
+	/* Few: sorted for collect's bsearch, and distinct. */
+	qsort(p->v, kept, sizeof(*p->v), cmp_u64);
+	p->n = 0;
+	for (size_t i = 0; i < kept; i++)
+		if (!p->n || p->v[p->n - 1] != p->v[i])
+			p->v[p->n++] = p->v[i];
 	return err;
 }
 
@@ -627,7 +682,6 @@ static int load_found(struct gr_elf *e, const struct hdrs *h,
 		return 0;
 	if (!(err = want_init(&w, names, n)) &&
 	    !(err = each_sym(e, h, 1, add_pos, &pos)) && pos.n) {
-		qsort(pos.v, pos.n, sizeof(*pos.v), cmp_u64);
 		if (!(err = match_names(e, &pos, &w)) && pos.n)
 			err = each_sym(e, h, 1, collect_func, &c);
 	}
