@@ -80,7 +80,7 @@ struct recorder {
 	 * none), and the parts gpurecd can name: the ELF cache's symbol
 	 * indexes, kernel names, BPF maps; times it shed its caches. */
 	int64_t rss, peak_rss, elf_files, elf_bytes;
-	int64_t limit, names_bytes, bpf_maps, sheds;
+	int64_t limit, names_bytes, bpf_maps, sheds, writer;
 	char *json;          /* status.json, compacted; NULL if none or bad */
 	/* Its "drops": what the running (or last) gpurecd counted lost
 	 * since it started, by source, and of the store's own losses those
@@ -300,7 +300,8 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 		" json_extract(?1, '$.memory.limit_bytes'),"
 		" json_extract(?1, '$.memory.kernel_names_bytes'),"
 		" json_extract(?1, '$.memory.bpf_maps_bytes'),"
-		" json_extract(?1, '$.memory.sheds')";
+		" json_extract(?1, '$.memory.sheds'),"
+		" json_extract(?1, '$.memory.writer_bytes')";
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(c->mem, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -335,6 +336,7 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 		r->names_bytes = col_int(st, 13 + NFAMILIES);
 		r->bpf_maps = col_int(st, 14 + NFAMILIES);
 		r->sheds = col_int(st, 15 + NFAMILIES);
+		r->writer = col_int(st, 16 + NFAMILIES);
 	}
 	sqlite3_finalize(st);
 	if (!r->valid)
@@ -370,7 +372,7 @@ static void read_recorder(struct ctx *c, struct dstat *d)
 
 	r->pid = r->started_ns = r->updated_ns = -1;
 	r->rss = r->peak_rss = r->elf_files = r->elf_bytes = -1;
-	r->limit = r->names_bytes = r->bpf_maps = r->sheds = -1;
+	r->limit = r->names_bytes = r->bpf_maps = r->sheds = r->writer = -1;
 	r->families = -1;
 	snprintf(path, sizeof(path), "%s/%s", d->path, STATUS_FILE);
 	char *text = read_small(path, &err);
@@ -977,17 +979,20 @@ static void text_recorder(FILE *f, const struct ctx *c,
 			fprintf(f, ", limit %.0f MiB", (double)r->limit / 1048576);
 		if (r->sheds > 0)
 			fprintf(f, ", shed %" PRId64 " times", r->sheds);
-		fprintf(f, "\n%-10s of which symbols %.1f MiB (%" PRId64
-			" files)", "", r->elf_bytes < 0 ? 0.0 :
-			(double)r->elf_bytes / 1048576,
+		/* Its parts, in MiB, within 80 columns. */
+		fprintf(f, "\n%-10s", "");
+		if (r->writer >= 0)
+			fprintf(f, " writer %.1f,", (double)r->writer / 1048576);
+		if (r->bpf_maps >= 0)
+			fprintf(f, " BPF maps %.1f,",
+				(double)r->bpf_maps / 1048576);
+		fprintf(f, " ELF %.1f (%" PRId64 " files)",
+			r->elf_bytes < 0 ? 0.0 : (double)r->elf_bytes / 1048576,
 			r->elf_files < 0 ? 0 : r->elf_files);
 		if (r->names_bytes >= 0)
-			fprintf(f, ", kernel names %.1f MiB",
+			fprintf(f, ", kernel names %.1f",
 				(double)r->names_bytes / 1048576);
-		if (r->bpf_maps >= 0)
-			fprintf(f, ", BPF maps %.1f MiB",
-				(double)r->bpf_maps / 1048576);
-		fputc('\n', f);
+		fputs(" MiB\n", f);
 	}
 }
 

@@ -206,7 +206,7 @@ static void self_rss(uint64_t *rss, uint64_t *hwm)
  * parts it can name (docs/status.md, "memory"). */
 struct memory {
 	uint64_t rss, hwm, limit, heap, bpf_maps;
-	uint64_t elf_bytes, elf_evicted, names, names_bytes;
+	uint64_t elf_bytes, elf_evicted, names, names_bytes, writer;
 	int elf_files, elf_read;
 };
 
@@ -272,6 +272,9 @@ static void memory_now(struct memory *m)
 	self_rss(&m->rss, &m->hwm);
 	struct mallinfo2 mi = mallinfo2();
 	m->heap = mi.uordblks + mi.hblkhd;
+	struct gr_writer_stats ws;
+	gr_writer__stats(d.w, &ws);
+	m->writer = ws.buffer_bytes;
 	if (d.elfs) {
 		struct gr_elfcache_usage u;
 		gr_elfcache__usage(d.elfs, &u);
@@ -295,11 +298,12 @@ static void render_memory(FILE *f)
 	memory_now(&m);
 	fprintf(f, "\"memory\":{\"rss_bytes\":%" PRIu64 ",\"peak_rss_bytes\":%"
 		PRIu64 ",\"limit_bytes\":%" PRIu64 ",\"heap_bytes\":%" PRIu64
-		",\"bpf_maps_bytes\":%" PRIu64 ",\"elf_cache_files\":%d,"
+		",\"bpf_maps_bytes\":%" PRIu64 ",\"writer_bytes\":%" PRIu64
+		",\"elf_cache_files\":%d,"
 		"\"elf_cache_read\":%d,\"elf_cache_bytes\":%" PRIu64
 		",\"elf_cache_evicted\":%" PRIu64 ",\"kernel_names\":%" PRIu64
 		",\"kernel_names_bytes\":%" PRIu64 ",\"sheds\":%" PRIu64 "},",
-		m.rss, m.hwm, m.limit, m.heap, m.bpf_maps, m.elf_files,
+		m.rss, m.hwm, m.limit, m.heap, m.bpf_maps, m.writer, m.elf_files,
 		m.elf_read, m.elf_bytes, m.elf_evicted, m.names, m.names_bytes,
 		d.sheds);
 }
@@ -930,11 +934,12 @@ static int finish(void)
 	write_status("stopped");
 	struct memory m;
 	memory_now(&m);
-	logf_("memory: peak RSS %.1f MiB, RSS %.1f MiB (heap %.1f, BPF maps "
-	      "%.1f); ELF cache %d files read, %.1f MiB, %" PRIu64 " forgotten; "
+	logf_("memory: peak RSS %.1f MiB, RSS %.1f MiB (heap %.1f, writer %.1f, "
+	      "BPF maps %.1f); ELF cache %d files read, %.1f MiB, %" PRIu64 " forgotten; "
 	      "%" PRIu64 " kernel names, %.1f MiB; shed %" PRIu64 " times",
 	      (double)m.hwm / 1048576, (double)m.rss / 1048576,
-	      (double)m.heap / 1048576, (double)m.bpf_maps / 1048576,
+	      (double)m.heap / 1048576, (double)m.writer / 1048576,
+	      (double)m.bpf_maps / 1048576,
 	      m.elf_read, (double)m.elf_bytes / 1048576, m.elf_evicted,
 	      m.names, (double)m.names_bytes / 1048576, d.sheds);
 	/* Seal first: the kernel takes tens of ms to remove each uprobe,

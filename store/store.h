@@ -96,6 +96,8 @@ struct gr_writer_stats {
 	uint64_t drops_pending; /* of those, not yet in a committed `drops`
 				 * row (written by the next flush that
 				 * succeeds) */
+	uint64_t buffer_bytes;  /* memory its column buffers (as far as
+				 * filled) and string dictionary hold */
 };
 void gr_writer__stats(const struct gr_writer *w, struct gr_writer_stats *st);
 

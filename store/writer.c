@@ -72,6 +72,7 @@ struct tabbuf {
 	int nstr;
 	int tidcol;                         /* stored index of tid */
 	uint32_t n;
+	uint32_t hw;                        /* most rows it has held */
 	int64_t ts_min, ts_max;
 };
 
@@ -1304,6 +1305,8 @@ static void tab_reset(struct gr_writer *w, struct tabbuf *tb)
 	for (int j = 0; j < tb->nstored; j++)
 		if (tb->cols[j].nulls)
 			memset(tb->cols[j].nulls, 0, (w->o.block_rows + 7) / 8);
+	if (tb->n > tb->hw)
+		tb->hw = tb->n;
 	tb->n = 0;
 	tb->ts_min = INT64_MAX;
 	tb->ts_max = INT64_MIN;
@@ -2225,6 +2228,19 @@ void gr_writer__stats(const struct gr_writer *w, struct gr_writer_stats *st)
 	*st = w->st;
 	st->drops_pending = w->lost_pending[0] + w->lost_pending[1] +
 			    w->txn_store_n[0] + w->txn_store_n[1];
+	/* Column buffers are allocated a block's worth each, and resident
+	 * as far as a table has ever filled them. */
+	uint64_t b = 0;
+	for (int t = 0; t < GR_NTABLES; t++) {
+		const struct tabbuf *tb = &w->tabs[t];
+		uint32_t rows = tb->n > tb->hw ? tb->n : tb->hw;
+		for (int j = 0; j < tb->nstored; j++)
+			b += (uint64_t)rows * sizeof(int64_t) +
+			     (tb->cols[j].nulls ? (w->o.block_rows + 7) / 8 : 0);
+	}
+	b += (uint64_t)w->strs_cap * (sizeof(*w->strs) + sizeof(*w->lens) + 1) +
+	     (uint64_t)w->hash_cap * sizeof(*w->hash) + w->dict_bytes;
+	st->buffer_bytes = b;
 }
 
 int gr_writer__drops(const struct gr_writer *w,

@@ -54,10 +54,10 @@ eq "(status) gpurecd's memory: RSS, peak, ELF cache files and bytes" \
 import json, sys
 m = json.load(sys.stdin)["dirs"][0]["recorder"]["status_file"]["memory"]
 print(0 < m["rss_bytes"] <= m["peak_rss_bytes"], m["elf_cache_read"] >= 1, m["elf_cache_bytes"] > 0,
-      m["bpf_maps_bytes"] > 0, m["kernel_names_bytes"] >= 0, m["sheds"], m["elf_cache_evicted"])')" \
-	"True True True True True 0 0"
+      m["bpf_maps_bytes"] > 0, m["kernel_names_bytes"] >= 0, m["writer_bytes"] > 0, m["sheds"], m["elf_cache_evicted"])')" \
+	"True True True True True True 0 0"
 "$GPUREC" --data "$D" status | grep -q "^ *memory [0-9.]* MiB, peak [0-9.]* MiB$" &&
-	"$GPUREC" --data "$D" status | grep -q "^ *of which symbols [0-9.]* MiB ([1-9][0-9]* files), kernel names [0-9.]* MiB, BPF maps [0-9.]* MiB$" &&
+	"$GPUREC" --data "$D" status | grep -q "^ *writer [0-9.]*, BPF maps [0-9.]*, ELF [0-9.]* ([1-9][0-9]* files), kernel names [0-9.]* MiB$" &&
 	ok "(status) the memory lines" || bad "(status) memory lines" "$("$GPUREC" --data "$D" status)"
 
 # (a) shared cudart: attached at start from the toolkit's path.
