@@ -87,6 +87,23 @@ int gr_hist__add_value(struct gr_hist *h, int64_t v)
 	return hist_add(h, gr_hist_bucket(v), 1);
 }
 
+/* gr_hist__add_value for the summaries' row loop: a value in an octave
+ * already counted in is an increment, inlined. */
+static inline int hist_add_value(struct gr_hist *h, int64_t v)
+{
+	uint32_t b = gr_hist_bucket(v);
+	uint64_t *oct = h->n ? h->oct[b >> 7] : NULL;
+	if (!oct)
+		return gr_hist__add_value(h, v);
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->n += !oct[b & 127];
+	oct[b & 127]++;
+	return 0;
+}
+
 void gr_hist__free(struct gr_hist *h)
 {
 	if (h->oct)
@@ -386,8 +403,9 @@ static struct gr_sum_ent *find(struct gr_sum *s, int kind, int64_t minute,
 }
 
 /* Adds row x to the entry of (kind, minute, its pid, keys). */
-static int add_row(struct gr_sum *s, int kind, int64_t minute,
-		   const struct row *x, const int64_t *k, uint8_t knull)
+static inline int add_row(struct gr_sum *s, int kind, int64_t minute,
+			  const struct row *x, const int64_t *k,
+			  uint8_t knull)
 {
 	struct gr_sum_ent *e = find(s, kind, minute, x->pid, k, knull);
 	if (!e)
@@ -405,8 +423,96 @@ static int add_row(struct gr_sum *s, int kind, int64_t minute,
 		e->ts_min = x->ts;
 	if (x->ts > e->ts_max)
 		e->ts_max = x->ts;
-	if (kind != GR_SUM_KERNEL && gr_hist__add_value(&e->h, x->dur))
+	if (kind != GR_SUM_KERNEL && hist_add_value(&e->h, x->dur))
 		return -ENOMEM;
+	return 0;
+}
+
+/* The minute of ts (its first ns), remembered with its end in [*start,
+ * *end): rows come in time order, most in the last row's minute. */
+static inline int64_t minute_of(int64_t ts, int64_t *start, int64_t *end)
+{
+	if (ts < *start || ts >= *end) {
+		/* Unsigned: a ts within a minute of INT64_MIN or INT64_MAX
+		 * (a hostile segment's) wraps instead of overflowing (found
+		 * by tests/fuzz/fuzz_block). */
+		int64_t off = ((ts % GR_SUM_MINUTE_NS) + GR_SUM_MINUTE_NS) %
+			      GR_SUM_MINUTE_NS;
+		*start = (int64_t)((uint64_t)ts - (uint64_t)off);
+		*end = (int64_t)((uint64_t)*start + GR_SUM_MINUTE_NS);
+	}
+	return *start;
+}
+
+/* Adds row x to the minute (and, if segment_rows, the whole-segment)
+ * entries of sum_api (api > 0, API key ka) and of the second kind
+ * (second != 0, keys k2). */
+static inline int add_kinds(struct gr_sum *s, int api, int second,
+			    int segment_rows, int64_t minute,
+			    const struct row *x, const int64_t *ka,
+			    uint8_t kna, const int64_t *k2, uint8_t kn2)
+{
+	for (int lvl = 0; api > 0 && lvl <= segment_rows; lvl++)
+		if (add_row(s, GR_SUM_API, lvl ? GR_SUM_SEGMENT : minute, x,
+			    ka, kna))
+			return -ENOMEM;
+	for (int lvl = 0; second && lvl <= segment_rows; lvl++)
+		if (add_row(s, second, lvl ? GR_SUM_SEGMENT : minute, x, k2,
+			    kn2))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Whether column c has no NULL row (absent counts, if `absent`): a block
+ * of the writer's usually has all its columns so. */
+static int plain(const struct gr_sum_rows *r, int c, int absent)
+{
+	if (c < 0 || !r->v[c])
+		return absent;
+	/* The writer keeps a column's bitmap, cleared, once a row of it
+	 * was NULL. */
+	for (uint32_t i = 0; r->nulls[c] && i < (r->n + 7) / 8; i++)
+		if (r->nulls[c][i])
+			return 0;
+	return 1;
+}
+
+/* gr_sum__add for a block whose pid, dur, api and key columns are
+ * there, and no column has a NULL row: every value a plain load, ret and
+ * bytes read as row i & mask (0 for an absent one, whose v[0] is zero). */
+static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
+		     const struct cols *c, const int *key, int nkeys,
+		     int64_t lo, int64_t hi, const int64_t *pid,
+		     int segment_rows, int api, int second)
+{
+	static const int64_t zero;
+	const int64_t *ts = r->v[c->ts], *vpid = r->v[c->pid],
+		      *dur = r->v[c->dur], *vapi = r->v[c->api],
+		      *k[GR_SUM_NKEYS];
+	const int64_t *ret = c->ret >= 0 && r->v[c->ret] ? r->v[c->ret] : &zero;
+	const int64_t *bytes = c->bytes >= 0 && r->v[c->bytes] ?
+			       r->v[c->bytes] : &zero;
+	uint32_t rmask = ret == &zero ? 0 : UINT32_MAX;
+	uint32_t bmask = bytes == &zero ? 0 : UINT32_MAX;
+	int64_t ka[GR_SUM_NKEYS] = { 0 }, k2[GR_SUM_NKEYS] = { 0 };
+	int64_t mstart = 1, mend = 0;
+	for (int j = 0; j < nkeys; j++)
+		k[j] = r->v[key[j]];
+	for (uint32_t i = 0; i < r->n; i++) {
+		struct row x = { .ts = ts[i], .pid = vpid[i] };
+		if (x.ts < lo || x.ts > hi || (pid && x.pid != *pid))
+			continue;
+		x.dur = dur[i];
+		x.bytes = bytes[i & bmask];
+		x.error = ret[i & rmask] != 0;
+		ka[0] = vapi[i];
+		for (int j = 0; j < nkeys; j++)
+			k2[j] = k[j][i];
+		if (add_kinds(s, api, second, segment_rows,
+			      minute_of(x.ts, &mstart, &mend), &x, ka, 0, k2,
+			      0))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -424,58 +530,49 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 	const struct cols *c = cols_of(r->t);
 	if (!api || c->ts < 0 || !r->v[c->ts])
 		return 0;
+	/* The second kind's key columns: k[j] null sets bit j of knull. */
+	int kc[GR_SUM_NKEYS], nkeys = 0;
+	if (second == GR_SUM_KERNEL) {
+		kc[nkeys++] = c->kernel;
+		for (int d = 0; d < 6; d++)
+			kc[nkeys++] = c->dims[d];
+	} else if (second == GR_SUM_MEMCPY) {
+		kc[nkeys++] = c->kind;
+		kc[nkeys++] = c->async;
+	}
+	int fast = plain(r, c->ret, 1) && plain(r, c->bytes, 1) &&
+		   plain(r, c->pid, 0) && plain(r, c->dur, 0) &&
+		   plain(r, c->api, 0);
+	for (int j = 0; fast && j < nkeys; j++)
+		fast = plain(r, kc[j], 0);
+	if (fast)
+		return add_plain(s, r, c, kc, nkeys, lo, hi, pid, segment_rows,
+				 api, second);
 	const int64_t *ts = r->v[c->ts];
 	struct col cpid = col_of(r, c->pid), dur = col_of(r, c->dur),
 		   bytes = col_of(r, c->bytes), ret = col_of(r, c->ret),
-		   capi = col_of(r, c->api);
-	/* The second kind's keys: k[j] null sets bit j of knull. */
-	struct col key[GR_SUM_NKEYS];
-	int nkeys = 0;
-	if (second == GR_SUM_KERNEL) {
-		key[nkeys++] = col_of(r, c->kernel);
-		for (int d = 0; d < 6; d++)
-			key[nkeys++] = col_of(r, c->dims[d]);
-	} else if (second == GR_SUM_MEMCPY) {
-		key[nkeys++] = col_of(r, c->kind);
-		key[nkeys++] = col_of(r, c->async);
-	}
-	int64_t mstart = 1, mend = 0, minute = 0;
+		   capi = col_of(r, c->api), key[GR_SUM_NKEYS];
+	for (int j = 0; j < nkeys; j++)
+		key[j] = col_of(r, kc[j]);
+	int64_t mstart = 1, mend = 0;
+	int64_t ka[GR_SUM_NKEYS] = { 0 }, k2[GR_SUM_NKEYS] = { 0 };
 	for (uint32_t i = 0; i < r->n; i++) {
 		struct row x = { .ts = ts[i], .pid = val(&cpid, i) };
 		if (x.ts < lo || x.ts > hi || (pid && x.pid != *pid))
 			continue;
-		if (x.ts < mstart || x.ts >= mend) { /* rows share minutes */
-			/* Unsigned: a ts within a minute of INT64_MIN or
-			 * INT64_MAX (a hostile segment's) wraps instead of
-			 * overflowing (found by tests/fuzz/fuzz_block). */
-			int64_t off = ((x.ts % GR_SUM_MINUTE_NS) +
-				       GR_SUM_MINUTE_NS) % GR_SUM_MINUTE_NS;
-			minute = (int64_t)((uint64_t)x.ts - (uint64_t)off);
-			mstart = minute;
-			mend = (int64_t)((uint64_t)minute + GR_SUM_MINUTE_NS);
-		}
 		x.dur = val(&dur, i);
 		x.bytes = val(&bytes, i);
 		x.error = !is_null(&ret, i) && ret.v[i] != 0;
-		int64_t k[GR_SUM_NKEYS] = { 0 };
-		uint8_t knull;
-		k[0] = val(&capi, i);
-		knull = is_null(&capi, i);
-		for (int lvl = 0; api > 0 && lvl <= segment_rows; lvl++)
-			if (add_row(s, GR_SUM_API, lvl ? GR_SUM_SEGMENT : minute,
-				    &x, k, knull))
-				return -ENOMEM;
-		if (!second)
-			continue;
-		knull = 0;
+		ka[0] = val(&capi, i);
+		uint8_t kn2 = 0;
 		for (int j = 0; j < nkeys; j++) {
-			k[j] = val(&key[j], i);
-			knull |= (uint8_t)(is_null(&key[j], i) << j);
+			k2[j] = val(&key[j], i);
+			kn2 |= (uint8_t)(is_null(&key[j], i) << j);
 		}
-		for (int lvl = 0; lvl <= segment_rows; lvl++)
-			if (add_row(s, second, lvl ? GR_SUM_SEGMENT : minute,
-				    &x, k, knull))
-				return -ENOMEM;
+		if (add_kinds(s, api, second, segment_rows,
+			      minute_of(x.ts, &mstart, &mend), &x, ka,
+			      (uint8_t)is_null(&capi, i), k2, kn2))
+			return -ENOMEM;
 	}
 	return 0;
 }
