@@ -4,8 +4,9 @@
  * minute, pid, keys, null bits).  The writer feeds it whole blocks, so the
  * row loop is the recorder's hot path: a small direct-mapped memo in front
  * of the hash finds a row's entry with one compare when a process repeats a
- * key (its API, its kernel shapes), and each row's values are read once for
- * all the kinds it feeds.
+ * key (its API, its kernel shapes), each row's values are read once for
+ * all the kinds it feeds, and a block with no NULL row (the writer's usual
+ * block) reads them with plain loads.
  */
 #include <errno.h>
 #include <sqlite3.h>
