@@ -1,10 +1,12 @@
 /* summary.c - the summary accumulator and histograms (see summary.h).
  *
  * The accumulator is an open-addressing hash of entries keyed by (kind,
- * minute, pid, keys, null bits).  The writer feeds it whole blocks, a few
- * tens of ns per row: the hash of a row's key is computed once per kind,
- * and consecutive rows of a thread usually share a minute and differ only
- * in their keys.
+ * minute, pid, keys, null bits).  The writer feeds it whole blocks, so the
+ * row loop is the recorder's hot path: a small direct-mapped memo in front
+ * of the hash finds a row's entry with one compare when a process repeats a
+ * key (its API, its kernel shapes), each row's values are read once for
+ * all the kinds it feeds, and a block with no NULL row (the writer's usual
+ * block) reads them with plain loads.
  */
 #include <errno.h>
 #include <sqlite3.h>
@@ -84,6 +86,23 @@ int gr_hist__add_value(struct gr_hist *h, int64_t v)
 {
 	extremes(h, v, v);
 	return hist_add(h, gr_hist_bucket(v), 1);
+}
+
+/* gr_hist__add_value for the summaries' row loop: a value in an octave
+ * already counted in is an increment, inlined. */
+static inline int hist_add_value(struct gr_hist *h, int64_t v)
+{
+	uint32_t b = gr_hist_bucket(v);
+	uint64_t *oct = h->n ? h->oct[b >> 7] : NULL;
+	if (!oct)
+		return gr_hist__add_value(h, v);
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->n += !oct[b & 127];
+	oct[b & 127]++;
+	return 0;
 }
 
 void gr_hist__free(struct gr_hist *h)
@@ -171,10 +190,18 @@ int64_t gr_hist__quantile(const struct gr_hist *h, double p)
 
 /* ---- the accumulator ----------------------------------------------------- */
 
+/* Slots of the memo: a launch stream keeps a few hundred kernel shapes per
+ * process live in one minute, and each should keep its slot. */
+#define MEMO_BITS 13
+
 struct gr_sum {
 	struct gr_sum_ent *e;
 	uint32_t n, cap;      /* entries; cap a power of two */
 	uint32_t *slot;       /* hash slots: entry index + 1, 0 empty */
+	/* By a cheap hash of (kind, pid, k[0], k[1]): the index of the last
+	 * entry found for such a key.  Only a guess, checked against the
+	 * whole key before use, so it is never cleared. */
+	uint32_t memo[1u << MEMO_BITS];
 };
 
 struct gr_sum *gr_sum__new(void)
@@ -309,15 +336,32 @@ int gr_sum_kinds(int t, int *second)
 	return (gr_tables[t].flags & GR_TF_CUDA_CALL) ? GR_SUM_API : 0;
 }
 
-static inline int is_null(const struct gr_sum_rows *r, int c, uint32_t i)
+/* One column of a block, copied out of gr_sum_rows: the row loop stores
+ * int64_t fields of entries, which the compiler must assume may alias r's
+ * columns, so through r it would reload every pointer after every store. */
+struct col {
+	const int64_t *v;       /* NULL: absent, every row NULL */
+	const uint8_t *nulls;
+};
+
+static inline struct col col_of(const struct gr_sum_rows *r, int c)
 {
-	return c < 0 || !r->v[c] ||
-	       (r->nulls[c] && (r->nulls[c][i >> 3] >> (i & 7) & 1));
+	struct col x = { NULL, NULL };
+	if (c >= 0 && r->v[c]) {
+		x.v = r->v[c];
+		x.nulls = r->nulls[c];
+	}
+	return x;
 }
 
-static inline int64_t val(const struct gr_sum_rows *r, int c, uint32_t i)
+static inline int is_null(const struct col *c, uint32_t i)
 {
-	return is_null(r, c, i) ? 0 : r->v[c][i];
+	return !c->v || (c->nulls && (c->nulls[i >> 3] >> (i & 7) & 1));
+}
+
+static inline int64_t val(const struct col *c, uint32_t i)
+{
+	return is_null(c, i) ? 0 : c->v[i];
 }
 
 /* Sums wrap, defined, rather than overflow: a hostile segment's rows (or
@@ -328,35 +372,148 @@ static inline int64_t add_wrap(int64_t a, int64_t b)
 	return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
-/* Adds row i of r to the entry of (kind, minute, keys); *last caches the
- * entry the kind's previous row went to (a thread repeats its API). */
-static int add_row(struct gr_sum *s, int kind, int64_t minute,
-		   const struct gr_sum_rows *r, const struct cols *c,
-		   uint32_t i, const int64_t *k, uint8_t knull, uint32_t *last)
+/* What one row adds to each entry it feeds, read once for all of them. */
+struct row {
+	int64_t ts, pid, dur, bytes;
+	int error;
+};
+
+/* The memo slot of a key.  Minute and the other keys are left out: a
+ * new minute, or a kernel launched with another block shape, costs one
+ * lookup in the hash and takes the slot over. */
+static inline uint32_t memo_slot(int kind, int64_t pid, const int64_t *k)
 {
-	int64_t pid = val(r, c->pid, i);
-	struct gr_sum_ent *e = *last < s->n ? &s->e[*last] : NULL;
-	if (!e || !key_eq(e, kind, minute, pid, k, knull)) {
-		if (!(e = get(s, kind, minute, pid, k, knull)))
-			return -ENOMEM;
-		*last = (uint32_t)(e - s->e);
-	}
-	int64_t ts = r->v[c->ts][i], dur = val(r, c->dur, i);
+	uint64_t h = ((uint64_t)pid * 8 + (uint64_t)kind) *
+		     0x9e3779b97f4a7c15ull ^
+		     (uint64_t)k[0] * 0xc4ceb9fe1a85ec53ull ^
+		     (uint64_t)k[1] * 0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> (64 - MEMO_BITS));
+}
+
+/* Returns the entry of a key as get() does, trying the memo first. */
+static struct gr_sum_ent *find(struct gr_sum *s, int kind, int64_t minute,
+			       int64_t pid, const int64_t *k, uint8_t knull)
+{
+	uint32_t *m = &s->memo[memo_slot(kind, pid, k)];
+	if (*m < s->n && key_eq(&s->e[*m], kind, minute, pid, k, knull))
+		return &s->e[*m];
+	struct gr_sum_ent *e = get(s, kind, minute, pid, k, knull);
+	if (e)
+		*m = (uint32_t)(e - s->e);
+	return e;
+}
+
+/* Adds row x to the entry of (kind, minute, its pid, keys). */
+static inline int add_row(struct gr_sum *s, int kind, int64_t minute,
+			  const struct row *x, const int64_t *k,
+			  uint8_t knull)
+{
+	struct gr_sum_ent *e = find(s, kind, minute, x->pid, k, knull);
+	if (!e)
+		return -ENOMEM;
 	e->dirty = 1;
 	e->n++;
-	e->dur_sum = add_wrap(e->dur_sum, dur);
-	if (dur < e->dur_min)
-		e->dur_min = dur;
-	if (dur > e->dur_max)
-		e->dur_max = dur;
-	e->bytes = add_wrap(e->bytes, val(r, c->bytes, i));
-	e->errors += !is_null(r, c->ret, i) && r->v[c->ret][i] != 0;
-	if (ts < e->ts_min)
-		e->ts_min = ts;
-	if (ts > e->ts_max)
-		e->ts_max = ts;
-	if (kind != GR_SUM_KERNEL && gr_hist__add_value(&e->h, dur))
+	e->dur_sum = add_wrap(e->dur_sum, x->dur);
+	if (x->dur < e->dur_min)
+		e->dur_min = x->dur;
+	if (x->dur > e->dur_max)
+		e->dur_max = x->dur;
+	e->bytes = add_wrap(e->bytes, x->bytes);
+	e->errors += x->error;
+	if (x->ts < e->ts_min)
+		e->ts_min = x->ts;
+	if (x->ts > e->ts_max)
+		e->ts_max = x->ts;
+	if (kind != GR_SUM_KERNEL && hist_add_value(&e->h, x->dur))
 		return -ENOMEM;
+	return 0;
+}
+
+/* The minute of ts (its first ns), remembered with its end in [*start,
+ * *end): rows come in time order, most in the last row's minute. */
+static inline int64_t minute_of(int64_t ts, int64_t *start, int64_t *end)
+{
+	if (ts < *start || ts >= *end) {
+		/* Unsigned: a ts within a minute of INT64_MIN or INT64_MAX
+		 * (a hostile segment's) wraps instead of overflowing (found
+		 * by tests/fuzz/fuzz_block). */
+		int64_t off = ((ts % GR_SUM_MINUTE_NS) + GR_SUM_MINUTE_NS) %
+			      GR_SUM_MINUTE_NS;
+		*start = (int64_t)((uint64_t)ts - (uint64_t)off);
+		*end = (int64_t)((uint64_t)*start + GR_SUM_MINUTE_NS);
+	}
+	return *start;
+}
+
+/* Adds row x to the minute (and, if segment_rows, the whole-segment)
+ * entries of sum_api (api > 0, API key ka) and of the second kind
+ * (second != 0, keys k2). */
+static inline int add_kinds(struct gr_sum *s, int api, int second,
+			    int segment_rows, int64_t minute,
+			    const struct row *x, const int64_t *ka,
+			    uint8_t kna, const int64_t *k2, uint8_t kn2)
+{
+	for (int lvl = 0; api > 0 && lvl <= segment_rows; lvl++)
+		if (add_row(s, GR_SUM_API, lvl ? GR_SUM_SEGMENT : minute, x,
+			    ka, kna))
+			return -ENOMEM;
+	for (int lvl = 0; second && lvl <= segment_rows; lvl++)
+		if (add_row(s, second, lvl ? GR_SUM_SEGMENT : minute, x, k2,
+			    kn2))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Whether column c has no NULL row (absent counts, if `absent`): a block
+ * of the writer's usually has all its columns so. */
+static int plain(const struct gr_sum_rows *r, int c, int absent)
+{
+	if (c < 0 || !r->v[c])
+		return absent;
+	/* The writer keeps a column's bitmap, cleared, once a row of it
+	 * was NULL. */
+	for (uint32_t i = 0; r->nulls[c] && i < (r->n + 7) / 8; i++)
+		if (r->nulls[c][i])
+			return 0;
+	return 1;
+}
+
+/* gr_sum__add for a block whose pid, dur, api and key columns are
+ * there, and no column has a NULL row: every value a plain load, ret and
+ * bytes read as row i & mask (0 for an absent one, whose v[0] is zero). */
+static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
+		     const struct cols *c, const int *key, int nkeys,
+		     int64_t lo, int64_t hi, const int64_t *pid,
+		     int segment_rows, int api, int second)
+{
+	static const int64_t zero;
+	const int64_t *ts = r->v[c->ts], *vpid = r->v[c->pid],
+		      *dur = r->v[c->dur], *vapi = r->v[c->api],
+		      *k[GR_SUM_NKEYS];
+	const int64_t *ret = c->ret >= 0 && r->v[c->ret] ? r->v[c->ret] : &zero;
+	const int64_t *bytes = c->bytes >= 0 && r->v[c->bytes] ?
+			       r->v[c->bytes] : &zero;
+	uint32_t rmask = ret == &zero ? 0 : UINT32_MAX;
+	uint32_t bmask = bytes == &zero ? 0 : UINT32_MAX;
+	int64_t ka[GR_SUM_NKEYS] = { 0 }, k2[GR_SUM_NKEYS] = { 0 };
+	int64_t mstart = 1, mend = 0;
+	for (int j = 0; j < nkeys; j++)
+		k[j] = r->v[key[j]];
+	for (uint32_t i = 0; i < r->n; i++) {
+		struct row x = { .ts = ts[i], .pid = vpid[i] };
+		if (x.ts < lo || x.ts > hi || (pid && x.pid != *pid))
+			continue;
+		x.dur = dur[i];
+		x.bytes = bytes[i & bmask];
+		x.error = ret[i & rmask] != 0;
+		ka[0] = vapi[i];
+		for (int j = 0; j < nkeys; j++)
+			k2[j] = k[j][i];
+		if (add_kinds(s, api, second, segment_rows,
+			      minute_of(x.ts, &mstart, &mend), &x, ka, 0, k2,
+			      0))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -374,54 +531,49 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 	const struct cols *c = cols_of(r->t);
 	if (!api || c->ts < 0 || !r->v[c->ts])
 		return 0;
-	uint32_t last[2][2];
-	memset(last, 0xff, sizeof(last));
-	int64_t mstart = 1, mend = 0, minute = 0;
+	/* The second kind's key columns: k[j] null sets bit j of knull. */
+	int kc[GR_SUM_NKEYS], nkeys = 0;
+	if (second == GR_SUM_KERNEL) {
+		kc[nkeys++] = c->kernel;
+		for (int d = 0; d < 6; d++)
+			kc[nkeys++] = c->dims[d];
+	} else if (second == GR_SUM_MEMCPY) {
+		kc[nkeys++] = c->kind;
+		kc[nkeys++] = c->async;
+	}
+	int fast = plain(r, c->ret, 1) && plain(r, c->bytes, 1) &&
+		   plain(r, c->pid, 0) && plain(r, c->dur, 0) &&
+		   plain(r, c->api, 0);
+	for (int j = 0; fast && j < nkeys; j++)
+		fast = plain(r, kc[j], 0);
+	if (fast)
+		return add_plain(s, r, c, kc, nkeys, lo, hi, pid, segment_rows,
+				 api, second);
+	const int64_t *ts = r->v[c->ts];
+	struct col cpid = col_of(r, c->pid), dur = col_of(r, c->dur),
+		   bytes = col_of(r, c->bytes), ret = col_of(r, c->ret),
+		   capi = col_of(r, c->api), key[GR_SUM_NKEYS];
+	for (int j = 0; j < nkeys; j++)
+		key[j] = col_of(r, kc[j]);
+	int64_t mstart = 1, mend = 0;
+	int64_t ka[GR_SUM_NKEYS] = { 0 }, k2[GR_SUM_NKEYS] = { 0 };
 	for (uint32_t i = 0; i < r->n; i++) {
-		int64_t ts = r->v[c->ts][i];
-		if (ts < lo || ts > hi ||
-		    (pid && val(r, c->pid, i) != *pid))
+		struct row x = { .ts = ts[i], .pid = val(&cpid, i) };
+		if (x.ts < lo || x.ts > hi || (pid && x.pid != *pid))
 			continue;
-		if (ts < mstart || ts >= mend) { /* rows share minutes */
-			/* Unsigned: a ts within a minute of INT64_MIN or
-			 * INT64_MAX (a hostile segment's) wraps instead of
-			 * overflowing (found by tests/fuzz/fuzz_block). */
-			int64_t off = ((ts % GR_SUM_MINUTE_NS) +
-				       GR_SUM_MINUTE_NS) % GR_SUM_MINUTE_NS;
-			minute = (int64_t)((uint64_t)ts - (uint64_t)off);
-			mstart = minute;
-			mend = (int64_t)((uint64_t)minute + GR_SUM_MINUTE_NS);
+		x.dur = val(&dur, i);
+		x.bytes = val(&bytes, i);
+		x.error = !is_null(&ret, i) && ret.v[i] != 0;
+		ka[0] = val(&capi, i);
+		uint8_t kn2 = 0;
+		for (int j = 0; j < nkeys; j++) {
+			k2[j] = val(&key[j], i);
+			kn2 |= (uint8_t)(is_null(&key[j], i) << j);
 		}
-		int64_t k[GR_SUM_NKEYS] = { 0 };
-		uint8_t knull = 0;
-		k[0] = val(r, c->api, i);
-		knull = is_null(r, c->api, i);
-		for (int lvl = 0; api > 0 && lvl <= segment_rows; lvl++)
-			if (add_row(s, GR_SUM_API, lvl ? GR_SUM_SEGMENT : minute,
-				    r, c, i, k, knull, &last[0][lvl]))
-				return -ENOMEM;
-		if (!second)
-			continue;
-		memset(k, 0, sizeof(k));
-		knull = 0;
-		if (second == GR_SUM_KERNEL) {
-			k[0] = val(r, c->kernel, i);
-			knull |= is_null(r, c->kernel, i);
-			for (int d = 0; d < 6; d++) {
-				k[1 + d] = val(r, c->dims[d], i);
-				knull |= (uint8_t)(is_null(r, c->dims[d], i)
-						   << (1 + d));
-			}
-		} else {
-			k[0] = val(r, c->kind, i);
-			k[1] = val(r, c->async, i);
-			knull = (uint8_t)(is_null(r, c->kind, i) |
-					  is_null(r, c->async, i) << 1);
-		}
-		for (int lvl = 0; lvl <= segment_rows; lvl++)
-			if (add_row(s, second, lvl ? GR_SUM_SEGMENT : minute, r,
-				    c, i, k, knull, &last[1][lvl]))
-				return -ENOMEM;
+		if (add_kinds(s, api, second, segment_rows,
+			      minute_of(x.ts, &mstart, &mend), &x, ka,
+			      (uint8_t)is_null(&capi, i), k2, kn2))
+			return -ENOMEM;
 	}
 	return 0;
 }

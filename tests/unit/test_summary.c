@@ -166,9 +166,71 @@ TEST(accumulate_block)
 	gr_sum__free(s);
 }
 
+TEST(null_keys)
+{
+	/* NULL keys are keys of their own: row 2's grid_y and row 4's api
+	 * are NULL, and other columns carry a bitmap with no row set (as
+	 * the writer's do once a row of theirs was NULL). */
+	const int64_t M = GR_SUM_MINUTE_NS, t0 = 1795000020 * 1000000000ll;
+	int64_t ts[6] = { t0, t0 + 1, t0 + 2, t0 + M, t0 + M + 1, t0 + M + 2 };
+	int64_t pid[6] = { 7, 7, 7, 7, 7, 8 };
+	int64_t dur[6] = { 100, 200, 300, 400, 500, 600 };
+	int64_t api[6] = { 1, 1, 2, 1, 0, 1 };
+	int64_t kern[6] = { 3, 4, 3, 3, 3, 3 };
+	int64_t gx[6] = { 1, 1, 1, 1, 2, 1 }, gy[6] = { 1, 1, 0, 1, 1, 1 };
+	int64_t one[6] = { 1, 1, 1, 1, 1, 1 };
+	uint8_t gy_nulls[1] = { 1 << 2 }, api_nulls[1] = { 1 << 4 },
+		none[1] = { 0 };
+	struct gr_sum_rows r = { .t = GR_T_cuda_kernel, .n = 6 };
+	r.v[GR_cuda_kernel_ts] = ts;
+	r.v[GR_cuda_kernel_pid] = pid;
+	r.v[GR_cuda_kernel_dur] = dur;
+	r.v[GR_cuda_kernel_api] = api;
+	r.nulls[GR_cuda_kernel_api] = api_nulls;
+	r.v[GR_cuda_kernel_kernel] = kern;
+	r.nulls[GR_cuda_kernel_kernel] = none;
+	r.v[GR_cuda_kernel_grid_x] = gx;
+	r.v[GR_cuda_kernel_grid_y] = gy;
+	r.nulls[GR_cuda_kernel_grid_y] = gy_nulls;
+	r.v[GR_cuda_kernel_grid_z] = one;
+	r.v[GR_cuda_kernel_block_x] = one;
+	r.v[GR_cuda_kernel_block_y] = one;
+	r.v[GR_cuda_kernel_block_z] = one;
+	struct gr_sum *s = gr_sum__new();
+	CHECK(s);
+	CHECK_EQ_INT(gr_sum__add(s, &r, INT64_MIN, INT64_MAX, NULL, 0, ~0u), 0);
+	int64_t n, d;
+	/* api: (0, 7, 1), (0, 7, 2), (1, 7, 1), (1, 7, NULL), (1, 8, 1) */
+	CHECK_EQ_INT(count_kind(s, GR_SUM_API, 0, &n, &d), 5);
+	CHECK_EQ_INT(n, 6);
+	/* kernel: (0,7,k3), (0,7,k4), (0,7,k3,gy NULL), (1,7,k3,gx1),
+	 * (1,7,k3,gx2), (1,8,k3) */
+	CHECK_EQ_INT(count_kind(s, GR_SUM_KERNEL, 0, &n, &d), 6);
+	CHECK_EQ_INT(n, 6);
+	int seen = 0;
+	for (uint32_t i = 0; i < gr_sum__count(s); i++) {
+		const struct gr_sum_ent *e = gr_sum__at(s, i);
+		if (e->kind == GR_SUM_API && e->knull) {
+			CHECK_EQ_INT(e->knull, 1);
+			CHECK_EQ_INT(e->k[0], 0);
+			CHECK_EQ_INT(e->dur_sum, 500);
+			seen++;
+		}
+		if (e->kind == GR_SUM_KERNEL && e->knull) {
+			CHECK_EQ_INT(e->knull, 1 << 2);
+			CHECK_EQ_INT(e->k[2], 0);
+			CHECK_EQ_INT(e->dur_sum, 300);
+			seen++;
+		}
+	}
+	CHECK_EQ_INT(seen, 2);
+	gr_sum__free(s);
+}
+
 TEST_MAIN(
 	TEST_ENTRY(buckets)
 	TEST_ENTRY(encode_merge_quantile)
 	TEST_ENTRY(clamped_to_extremes)
 	TEST_ENTRY(accumulate_block)
+	TEST_ENTRY(null_keys)
 )
