@@ -31,7 +31,7 @@ struct gr_store_opts {
 	int64_t min_age_ns;      /* retention never deletes a segment sealed
 				  * less than this long ago (0: none) */
 	uint32_t block_rows;     /* events per block at most (0: 65536) */
-	int zstd_level;          /* 0: 3 */
+	int zstd_level;          /* 0: 1 */
 	int no_immutable;        /* do not set FS_IMMUTABLE_FL when sealing */
 	/* Tests only: after the first rotation the writer's CLOCK_REALTIME
 	 * jumps by this much (negative: backwards), as after a clock step. */
