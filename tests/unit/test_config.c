@@ -114,6 +114,7 @@ TEST(defaults)
 	CHECK_EQ_INT(c.keep_free, 0);
 	CHECK_EQ_INT(c.max_disk_auto, 1);	/* auto is the default */
 	CHECK_EQ_INT(c.keep_free_auto, 1);
+	CHECK_EQ_INT(c.memory_max_auto, 1);	/* the cgroup's limit */
 	CHECK_EQ_INT(c.segment_size, 256LL << 20);
 	CHECK_EQ_INT(c.segment_age_ns, 3600 * NS);
 	CHECK_EQ_INT(c.flush_interval_ns, 1000 * MS);
@@ -203,15 +204,25 @@ TEST(auto_and_zero)
 	struct gr_config c;
 	char path[64], *out;
 
-	CHECK_EQ_INT(LOAD_TEXT(&c, "keep-free = 0\nmax-disk = 2G\n", path), 0);
+	CHECK_EQ_INT(LOAD_TEXT(&c, "keep-free = 0\nmax-disk = 2G\n"
+			       "memory-max = 256M\n", path), 0);
 	CHECK_EQ_INT(c.keep_free, 0);
 	CHECK_EQ_INT(c.keep_free_auto, 0);
 	CHECK_EQ_INT(c.max_disk, 2LL << 30);
 	CHECK_EQ_INT(c.max_disk_auto, 0);
+	CHECK_EQ_INT(c.memory_max, 256LL << 20);
+	CHECK_EQ_INT(c.memory_max_auto, 0);
 	out = print_str(&c);
 	CHECK(out && strstr(out, "\nkeep-free = 0\n") != NULL);
 	CHECK(out && strstr(out, "\nmax-disk = 2G\n") != NULL);
+	CHECK(out && strstr(out, "\nmemory-max = 256M\n") != NULL);
 	free(out);
+	gr_config__free(&c);
+	/* A memory limit of nothing is an error, as a disk cap of nothing. */
+	CHECK_EQ_INT(LOAD_TEXT(&c, "memory-max = 0\n", path), -EINVAL);
+	CHECK(strstr(err, "memory-max") != NULL);
+	gr_config__free(&c);
+	CHECK_EQ_INT(LOAD_TEXT(&c, "keep-free = 0\nmax-disk = 2G\n", path), 0);
 	/* resolved: only what is auto takes journald's defaults */
 	gr_config__resolve_auto(&c, 100ull << 30);
 	CHECK_EQ_INT(c.keep_free, 0);
@@ -728,6 +739,7 @@ TEST(print)
 			  "segment-size = 256M\n"
 			  "segment-age = 1h\n"
 			  "flush-interval = 1000ms\n"
+			  "memory-max = auto\n"
 			  "no-cuda = no\n"
 			  "no-sched = no\n"
 			  "no-io = no\n"
@@ -761,6 +773,7 @@ TEST(print)
 		 "segment-size = 3M\n"
 		 "segment-age = 90s\n"
 		 "flush-interval = 10500us\n"
+		 "memory-max = auto\n"
 		 "cuda-lib = /f/one.so\n"
 		 "cuda-lib = /a/two.so\n"
 		 "no-cuda = no\n"
