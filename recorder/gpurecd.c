@@ -91,6 +91,7 @@ static struct {
 	uint64_t mem_limit;	/* the cgroup's memory.max; 0: none */
 	uint64_t sheds;		/* times keep_small shed the caches */
 	int64_t last_shed_ns;	/* CLOCK_MONOTONIC */
+	int futile_sheds;	/* in a row, each leaving it over the mark */
 } d;
 
 /* The ELF cache's budget: PyTorch's 40 libraries take ~20 MiB. */
@@ -326,8 +327,16 @@ static void keep_small(void)
 		return;
 	self_rss(&rss, &hwm);
 	int64_t now = clock_ns(CLOCK_MONOTONIC);
-	if (rss <= d.mem_limit / 4 * 3 ||
-	    (d.last_shed_ns && now - d.last_shed_ns < SHED_EVERY_NS))
+	/* A shed that left gpurecd over the mark (its memory is elsewhere:
+	 * a limit set too low) doubles the wait for the next one, up to
+	 * 64 times: each reads the cache's files again. */
+	int64_t wait = SHED_EVERY_NS << (d.futile_sheds > 1 ?
+		(d.futile_sheds - 1 < 6 ? d.futile_sheds - 1 : 6) : 0);
+	if (rss <= d.mem_limit / 4 * 3) {
+		d.futile_sheds = 0;
+		return;
+	}
+	if (d.last_shed_ns && now - d.last_shed_ns < wait)
 		return;
 	d.last_shed_ns = now;
 	d.sheds++;
@@ -335,6 +344,7 @@ static void keep_small(void)
 	malloc_trim(0);
 	uint64_t after;
 	self_rss(&after, &hwm);
+	d.futile_sheds = after > d.mem_limit / 4 * 3 ? d.futile_sheds + 1 : 0;
 	logf_("memory: RSS %.1f MiB is over 3/4 of the limit (%.1f MiB): shed "
 	      "the ELF cache, %d files, %.1f MiB; RSS now %.1f MiB (shed %"
 	      PRIu64 ")", (double)rss / 1048576, (double)d.mem_limit / 1048576,

@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,15 +397,18 @@ int gr_cuda__retry(struct gr_cuda *c)
 		int pid = c->postponed[i];
 		struct gr_maps *pm = gr_cuda_maps(c, (uint32_t)pid, 0);
 		struct proc *p = gr_keymap__get(&c->procs, (uint64_t)pid, 0);
-		if (pm && pm->m && !stubs_pending(c, pid, pm)) {
-			total += rt_for_pid(c, pid, pm);
-		} else if (pm && pm->m && kill(pid, 0) == 0) {
+		/* The same process (not gone, its pid not reused): its start
+		 * time, as proc_get tells; kill(pid, 0) would answer EPERM
+		 * to the service's user for other users' processes. */
+		int same = p && pm && pm->m &&
+			   start_ticks(pid) == p->start_ticks;
+		if (same && stubs_pending(c, pid, pm)) {
 			i++;
 			continue;	/* still being read */
 		}
-		if (p)
-			p->stubs_read = 1; /* or gone */
 		c->postponed[i] = c->postponed[--c->npostponed];
+		if (same)	/* sets stubs_read; may remake p */
+			total += rt_for_pid(c, pid, pm);
 	}
 	return total;
 }
@@ -479,13 +481,13 @@ static void forget_gone(struct gr_cuda *c)
 			continue;
 		/* Keep the entry (events may still be queued) but drop its
 		 * mappings; it is reused if the pid comes back. */
-		if (((struct gr_maps *)h->v)->m && ngone == cap) {
+		if (ngone == cap) {
 			int ncap = cap ? 2 * cap : 64;
 			uint32_t *v = realloc(gone, (size_t)ncap * sizeof(*v));
 			if (v)
 				gone = v, cap = ncap;
 		}
-		if (((struct gr_maps *)h->v)->m && ngone < cap)
+		if (ngone < cap)
 			gone[ngone++] = (uint32_t)h->k1;
 		gr_maps__free(h->v);
 		gr_nccl__forget_pid(&c->nccl, (uint32_t)h->k1);
@@ -498,8 +500,9 @@ static void forget_gone(struct gr_cuda *c)
 			pr->nfiles = 0;
 		}
 	}
-	/* Its kernels' names too (once: a pid whose maps were dropped
-	 * already is not counted again). */
+	/* Its kernels' names too: every full scan (30 s) sweeps the names
+	 * once for all the pids gone, whether or not their maps were read
+	 * (a zombie's read empty). */
 	if (ngone) {
 		qsort(gone, (size_t)ngone, sizeof(*gone), cmp_u32);
 		gr_cuda_names_forget(c, gone, ngone);

@@ -91,8 +91,8 @@ struct gr_elf {
 	int nfound;
 	/* The names asked for that it imports: their positions, then their
 	 * names (in names, like found's). */
-	struct named imports[16];
-	int nimports;
+	struct named *imports;
+	int nimports, imports_cap;
 	char *names;		/* their names, NUL-ended */
 	size_t nnames;
 	struct strtab tabs[MAX_STRTABS];
@@ -130,6 +130,7 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
 
 /* What open keeps of the headers while it reads. */
 struct hdrs {
+	uint64_t fsize;		/* the file's size */
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh;		/* section headers, or NULL */
 	size_t nsh;
@@ -147,6 +148,12 @@ static int check_header(const Elf64_Ehdr *eh)
 	    (eh->e_type != ET_EXEC && eh->e_type != ET_DYN))
 		return -ENOEXEC;
 	return 0;
+}
+
+/* Whether [off, off + size) lies within the file. */
+static int in_file(const struct hdrs *h, uint64_t off, uint64_t size)
+{
+	return off <= h->fsize && size <= h->fsize - off;
 }
 
 /* Reads the section headers and picks the symbol tables and their string
@@ -173,13 +180,20 @@ static int read_sections(struct gr_elf *e, struct hdrs *h)
 		return err;
 	h->nsh = nsh;
 	for (size_t i = 0; i < nsh && h->nsymtabs < 4; i++) {
-		const Elf64_Shdr *s = &h->sh[i];
+		const Elf64_Shdr *s = &h->sh[i], *str;
 		int t;
 
 		if ((s->sh_type != SHT_SYMTAB && s->sh_type != SHT_DYNSYM) ||
 		    s->sh_entsize != sizeof(Elf64_Sym) || !s->sh_link ||
-		    s->sh_link >= nsh || h->sh[s->sh_link].sh_type != SHT_STRTAB ||
-		    !h->sh[s->sh_link].sh_size)
+		    s->sh_link >= nsh)
+			continue;
+		str = &h->sh[s->sh_link];
+		/* Both inside the file: their sizes size what is read and
+		 * allocated (a hostile file maps into some process). */
+		if (str->sh_type != SHT_STRTAB || !str->sh_size ||
+		    !in_file(h, s->sh_offset, s->sh_size) ||
+		    !in_file(h, str->sh_offset, str->sh_size) ||
+		    str->sh_size > UINT32_MAX)
 			continue;
 		for (t = 0; t < MAX_STRTABS && e->tabs[t].size; t++)
 			if (e->tabs[t].shndx == s->sh_link)
@@ -357,7 +371,10 @@ static int load_addrs(struct gr_elf *e, const struct hdrs *h)
 		e->syms[w++] = *s;
 	}
 	e->n = (int)w;
-	if (w < sp.n) {
+	if (!w) {	/* the file changed between the passes */
+		free(e->syms);
+		e->syms = NULL;
+	} else if (w < sp.n) {
 		struct sym *shrunk = realloc(e->syms, w * sizeof(*e->syms));
 
 		if (shrunk)
@@ -618,9 +635,15 @@ static int collect_func(void *arg, const Elf64_Sym *s, int tab)
 		for (int i = 0; i < e->nimports; i++)
 			if (e->imports[i].addr == key)
 				return 0;
-		if (e->nimports == (int)(sizeof(e->imports) /
-					 sizeof(e->imports[0])))
-			return 0;
+		if (e->nimports == e->imports_cap) {
+			int cap = e->imports_cap ? 2 * e->imports_cap : 16;
+			struct named *v = realloc(e->imports,
+						  (size_t)cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			e->imports = v;
+			e->imports_cap = cap;
+		}
 		e->imports[e->nimports++] = (struct named){ .addr = key };
 		return 0;
 	}
@@ -855,6 +878,7 @@ static struct gr_elf *open_elf(const char *path, const char *const *names,
 		err = S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
 		goto out;
 	}
+	h.fsize = (uint64_t)st.st_size;
 	if (read_at(fd, &h.eh, sizeof(h.eh), 0) || check_header(&h.eh)) {
 		err = -ENOEXEC;
 		goto out;
@@ -916,7 +940,8 @@ size_t gr_elf__bytes(const struct gr_elf *e)
 	if (!e)
 		return 0;
 	return sizeof(*e) + (size_t)e->n * sizeof(*e->syms) +
-	       (size_t)e->nfound * sizeof(*e->found) + e->nnames +
+	       (size_t)(e->nfound + e->nimports) * sizeof(*e->found) +
+	       e->nnames +
 	       (size_t)e->nsegs * sizeof(*e->segs) +
 	       (e->build_id ? strlen(e->build_id) + 1 : 0);
 }
@@ -929,6 +954,7 @@ void gr_elf__close(struct gr_elf *e)
 		close(e->fd);
 	free(e->syms);
 	free(e->found);
+	free(e->imports);
 	free(e->names);
 	free(e->segs);
 	free(e->build_id);

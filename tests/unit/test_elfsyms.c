@@ -14,6 +14,7 @@
 #include "recorder/sym/elfsyms.h"
 #include "recorder/sym/stubreg.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -872,6 +873,36 @@ TEST(many_long_names)
 	free(addr);
 }
 
+/* Sets the size of every string table section of the ELF at path to
+ * 2^46.  Returns 0, or -1. */
+static int big_strtabs(const char *path)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDWR);
+	int rc = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	    eh.e_shentsize == sizeof(Elf64_Shdr)) {
+		rc = 0;
+		for (int i = 0; i < eh.e_shnum && !rc; i++) {
+			Elf64_Shdr sh;
+			off_t at = (off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh));
+
+			if (pread(fd, &sh, sizeof(sh), at) != sizeof(sh))
+				rc = -1;
+			else if (sh.sh_type == SHT_STRTAB) {
+				sh.sh_size = 1ull << 46;
+				if (pwrite(fd, &sh, sizeof(sh), at) != sizeof(sh))
+					rc = -1;
+			}
+		}
+	}
+	close(fd);
+	return rc;
+}
+
 TEST(open_errors)
 {
 	char path[256], src[256];
@@ -917,8 +948,20 @@ TEST(open_errors)
 	/* The unpatched copy opens. */
 	CHECK_EQ_INT(copy_patched(src, path, -1, -1, 0), 0);
 	CHECK((e = gr_elf__open(path)) != NULL);
+	CHECK(gr_elf__nfuncs(e) > 0);
 	gr_elf__close(e);
 	gr_elf__close(NULL);
+
+	/* String tables said to be 64 TiB long (a hostile file: any process
+	 * may map one): not read, nothing sized by them. */
+	CHECK_EQ_INT(big_strtabs(path), 0);
+	CHECK((e = gr_elf__open(path)) != NULL);
+	CHECK_EQ_INT(gr_elf__nfuncs(e), 0);
+	gr_elf__close(e);
+	static const char *const mainfn[] = { "main" };
+	CHECK((e = gr_elf__open_find(path, mainfn, 1)) != NULL);
+	CHECK_EQ_INT(gr_elf__has_any(e, mainfn, 1), 0);
+	gr_elf__close(e);
 
 	/* Truncated anywhere: NULL with ENOEXEC, or a usable index. */
 	CHECK_EQ_INT(stat(src, &st), 0);
