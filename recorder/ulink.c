@@ -343,21 +343,59 @@ int gr_ulinks__detach(struct gr_ulinks *const *sets, int nsets)
 	return n;
 }
 
-/* Background detaches in flight, for gr_ulinks__wait(). */
+/* Background detaches, for gr_ulinks__wait(): joinable threads, joined
+ * once done (when the next one starts, or by the wait), so that a wait
+ * returns only once their threads are gone: the sandbox, which follows
+ * it, counts and signals every thread of the process. */
+struct later {
+	struct gr_ulinks links;
+	pthread_t th;
+	int done;
+	struct later *next;
+};
 static pthread_mutex_t later_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t later_cv = PTHREAD_COND_INITIALIZER;
 static int later_running;
+static struct later *laters;
 
 static void *later_main(void *arg)
 {
-	struct gr_ulinks *v = arg;
+	struct later *l = arg;
+	struct gr_ulinks *v = &l->links;
 	gr_ulinks__detach(&v, 1);
-	free(v);
 	pthread_mutex_lock(&later_mu);
+	l->done = 1;
 	later_running--;
 	pthread_cond_broadcast(&later_cv);
 	pthread_mutex_unlock(&later_mu);
 	return NULL;
+}
+
+/* Joins and frees the background detaches that are done (all of them if
+ * all, waiting for those still running). */
+static void later_reap(int all)
+{
+	pthread_mutex_lock(&later_mu);
+	while (all && later_running > 0)
+		pthread_cond_wait(&later_cv, &later_mu);
+	struct later *done = NULL, **pp = &laters;
+	while (*pp) {
+		struct later *l = *pp;
+		if (l->done) {
+			*pp = l->next;
+			l->next = done;
+			done = l;
+		} else {
+			pp = &l->next;
+		}
+	}
+	pthread_mutex_unlock(&later_mu);
+	while (done) {
+		struct later *l = done;
+		done = l->next;
+		pthread_join(l->th, NULL);
+		free(l);
+	}
 }
 
 void gr_ulinks__detach_later(struct gr_ulinks *v)
@@ -367,27 +405,23 @@ void gr_ulinks__detach_later(struct gr_ulinks *v)
 		*v = (struct gr_ulinks){ 0 };
 		return;
 	}
-	struct gr_ulinks *mine = malloc(sizeof(*mine));
-	pthread_t th;
-	pthread_attr_t at;
+	later_reap(0);
+	struct later *l = calloc(1, sizeof(*l));
 	int ok = 0;
-	if (mine) {
-		*mine = *v;
+	if (l) {
+		l->links = *v;
 		pthread_mutex_lock(&later_mu);
 		later_running++;
-		pthread_mutex_unlock(&later_mu);
-		if (!pthread_attr_init(&at)) {
-			pthread_attr_setdetachstate(&at,
-						    PTHREAD_CREATE_DETACHED);
-			ok = pthread_create(&th, &at, later_main, mine) == 0;
-			pthread_attr_destroy(&at);
-		}
-		if (!ok) {
-			pthread_mutex_lock(&later_mu);
+		ok = pthread_create(&l->th, NULL, later_main, l) == 0;
+		if (ok) {
+			l->next = laters;
+			laters = l;
+		} else {
 			later_running--;
-			pthread_mutex_unlock(&later_mu);
-			free(mine);
 		}
+		pthread_mutex_unlock(&later_mu);
+		if (!ok)
+			free(l);
 	}
 	if (!ok) { /* no thread: detach here */
 		struct gr_ulinks *self = v;
@@ -398,8 +432,5 @@ void gr_ulinks__detach_later(struct gr_ulinks *v)
 
 void gr_ulinks__wait(void)
 {
-	pthread_mutex_lock(&later_mu);
-	while (later_running > 0)
-		pthread_cond_wait(&later_cv, &later_mu);
-	pthread_mutex_unlock(&later_mu);
+	later_reap(1);
 }

@@ -74,7 +74,8 @@ int gr_ulinks__detach(struct gr_ulinks *const *sets, int nsets);
 
 /* Detaches v's links in a background thread, so that the caller's loop
  * does not wait; v is emptied at once.  gr_ulinks__wait() waits for
- * every such thread. */
+ * every such thread to be gone (joined: the sandbox that follows it in
+ * gpurecd counts the process's threads). */
 void gr_ulinks__detach_later(struct gr_ulinks *v);
 void gr_ulinks__wait(void);
 
