@@ -332,14 +332,6 @@ struct gr_stubreg *gr_elfcache__wait_regs(struct gr_elfcache *ec,
 	return wait_for(ec, pid, m, K_REGS);
 }
 
-void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read)
-{
-	struct gr_elfcache_usage u;
-	gr_elfcache__usage(ec, &u);
-	*files = u.files;
-	*read = u.read;
-}
-
 void gr_elfcache__usage(struct gr_elfcache *ec, struct gr_elfcache_usage *u)
 {
 	pthread_mutex_lock(&ec->mu);

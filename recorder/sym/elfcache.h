@@ -97,10 +97,6 @@ struct gr_stubreg *gr_elfcache__wait_regs(struct gr_elfcache *ec,
 int gr_elfcache__trim(struct gr_elfcache *ec, uint64_t budget,
 		      uint64_t *freed);
 
-/* Counts, for logs and tests: files known (read or not), and of those,
- * the ones read into an ELF. */
-void gr_elfcache__counts(struct gr_elfcache *ec, int *files, int *read);
-
 struct gr_elfcache_usage {
 	int files;		/* known: queued, being read, read or not */
 	int read;		/* read into an ELF */

@@ -26,6 +26,18 @@ static const struct gr_mapping *own_mapping(struct gr_maps *pm, uint64_t addr)
 	return gr_maps__find(pm, addr);
 }
 
+/* Checks that ELF e, of mapping m holding addr, names the marker there. */
+static void names_marker(const struct gr_elf *e, const struct gr_mapping *m,
+			 uint64_t addr)
+{
+	uint64_t va, in = 99;
+	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va), 0);
+	char *name = gr_elf__symbolize(e, va, &in);
+	CHECK_EQ_STR(name, "gr_elfcache_test_marker");
+	CHECK_EQ_INT(in, 0);
+	free(name);
+}
+
 /* Reads this binary's file through a cache with or without a loader,
  * names the marker from it, and checks it is read once. */
 static void read_once(int loader)
@@ -36,7 +48,8 @@ static void read_once(int loader)
 	CHECK(m != NULL);
 	struct gr_elfcache *ec = gr_elfcache__new(loader);
 	CHECK(ec != NULL);
-	int pending = -1, files, read;
+	int pending = -1;
+	struct gr_elfcache_usage u;
 	struct gr_elf *e = gr_elfcache__get(ec, (uint32_t)getpid(), m, &pending);
 	if (loader) {
 		/* The first ask queues it: never ready at once. */
@@ -48,19 +61,14 @@ static void read_once(int loader)
 		CHECK_EQ_INT(pending, 0);
 	}
 	CHECK(e != NULL);
-	uint64_t va, in;
-	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va), 0);
-	char *name = gr_elf__symbolize(e, va, &in);
-	CHECK_EQ_STR(name, "gr_elfcache_test_marker");
-	free(name);
-	CHECK_EQ_INT(in, 0);
+	names_marker(e, m, addr);
 	/* Read once: the same object, and no longer pending. */
 	CHECK(gr_elfcache__get(ec, (uint32_t)getpid(), m, &pending) == e);
 	CHECK_EQ_INT(pending, 0);
 	CHECK(gr_elfcache__wait(ec, (uint32_t)getpid(), m) == e);
-	gr_elfcache__counts(ec, &files, &read);
-	CHECK_EQ_INT(files, 1);
-	CHECK_EQ_INT(read, 1);
+	gr_elfcache__usage(ec, &u);
+	CHECK_EQ_INT(u.files, 1);
+	CHECK_EQ_INT(u.read, 1);
 	gr_elfcache__free(ec);
 	gr_maps__free(&pm);
 	CHECK_EQ_INT(gr_elfcache_test_marker(2), 7);
@@ -123,11 +131,7 @@ TEST(trim_forgets_lru)
 	CHECK_EQ_INT(pending, 1);
 	e = gr_elfcache__wait(ec, pid, m);
 	CHECK(e != NULL);
-	uint64_t va, in;
-	CHECK_EQ_INT(gr_elf__off_to_vaddr(e, addr - m->start + m->off, &va), 0);
-	char *name = gr_elf__symbolize(e, va, &in);
-	CHECK_EQ_STR(name, "gr_elfcache_test_marker");
-	free(name);
+	names_marker(e, m, addr);
 	gr_elfcache__free(ec);
 	gr_maps__free(&pm);
 }
@@ -139,13 +143,14 @@ TEST(failure_remembered)
 	/* No such mapping in this process, no such file. */
 	struct gr_mapping m = { .start = 0x1000, .end = 0x2000, .dev = 1,
 				.ino = 999999999, .path = "/nonexistent/lib.so" };
-	int pending = -1, files, read;
+	int pending = -1;
+	struct gr_elfcache_usage u;
 	CHECK(gr_elfcache__wait(ec, (uint32_t)getpid(), &m) == NULL);
 	CHECK(gr_elfcache__get(ec, (uint32_t)getpid(), &m, &pending) == NULL);
 	CHECK_EQ_INT(pending, 0);
-	gr_elfcache__counts(ec, &files, &read);
-	CHECK_EQ_INT(files, 1);
-	CHECK_EQ_INT(read, 0);
+	gr_elfcache__usage(ec, &u);
+	CHECK_EQ_INT(u.files, 1);
+	CHECK_EQ_INT(u.read, 0);
 	gr_elfcache__free(ec);
 }
 
@@ -160,7 +165,8 @@ TEST(background_then_stop)
 	 * the background.  Files shared by several mappings count once. */
 	for (int i = 0; i < pm.n; i++)
 		gr_elfcache__get(ec, (uint32_t)getpid(), &pm.m[i], NULL);
-	int files, read, distinct = 0;
+	int distinct = 0;
+	struct gr_elfcache_usage u;
 	for (int i = 0; i < pm.n; i++) {
 		int dup = 0;
 		for (int j = 0; j < i; j++)
@@ -168,8 +174,8 @@ TEST(background_then_stop)
 			       pm.m[j].ino == pm.m[i].ino;
 		distinct += !dup;
 	}
-	gr_elfcache__counts(ec, &files, &read);
-	CHECK_EQ_INT(files, distinct);
+	gr_elfcache__usage(ec, &u);
+	CHECK_EQ_INT(u.files, distinct);
 	/* Waiting for the last makes it ready whatever the loader did. */
 	(void)gr_elfcache__wait(ec, (uint32_t)getpid(), &pm.m[pm.n - 1]);
 	int pending = -1;
@@ -203,10 +209,10 @@ TEST(stacks_share_the_cache)
 	f = gr_stacks__fold(s, pid, &pm, &addr, 1, NULL, 0);
 	CHECK_EQ_STR(f, "gr_elfcache_test_marker");
 	free(f);
-	int files, read;
-	gr_elfcache__counts(ec, &files, &read);
-	CHECK_EQ_INT(files, 1);
-	CHECK_EQ_INT(read, 1);
+	struct gr_elfcache_usage u;
+	gr_elfcache__usage(ec, &u);
+	CHECK_EQ_INT(u.files, 1);
+	CHECK_EQ_INT(u.read, 1);
 	/* Without a cache, user frames go unnamed. */
 	gr_stacks__free(s);
 	s = gr_stacks__new(NULL);
