@@ -81,7 +81,9 @@ DECODE_SRC := $(foreach f,$(HOST_FAMILIES),recorder/$(f)/decode.c) \
               recorder/family.c
 # Uprobes in bulk (libbpf: not in the unit tests' link).
 ULINK_SRC := recorder/ulink.c
-REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) $(ULINK_SRC) recorder/host.c \
+# The gpu family (recorder/gpu/): NVML, dlopened; no BPF.
+GPU_SRC   := recorder/gpu/gpu.c
+REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) $(ULINK_SRC) $(GPU_SRC) recorder/host.c \
                recorder/cgroup.c \
                $(foreach f,$(HOST_FAMILIES),recorder/$(f)/$(f).c) \
                recorder/proc/ptab.c $(DECODE_SRC)
@@ -113,9 +115,9 @@ ifneq ($$(wildcard recorder/$(1)/$(1).bpf.c),)
 $(B)/$(1).bpf.o: recorder/$(1)/$(1).bpf.c recorder/$(1)/$(1).h \
 		bpf/common.bpf.h $(B)/vmlinux.h
 	$$(CLANG) $$(BPF_CFLAGS) -c $$< -o $$@
-endif
 $(B)/obj/recorder/$(1)/$(1).o $(B)/asan/obj/recorder/$(1)/$(1).o: \
 		$(B)/$(1).skel.h
+endif
 endef
 $(foreach f,$(FAMILIES),$(eval $(call family_rules,$(f))))
 

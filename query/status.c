@@ -65,6 +65,7 @@ static const char *const family_names[] = {
 #define NFAMILIES ((int)(sizeof(family_names) / sizeof(family_names[0])))
 #define FAMILY_PATH_host(key) "$.host." key
 #define FAMILY_PATH_cuda(key) "$." key ".enabled"
+#define FAMILY_PATH_gpu(key) "$." key ".enabled"
 
 /* What the recorder left in status.json, and whether it still runs. */
 struct recorder {

@@ -88,6 +88,8 @@ static const struct key keys[] = {
 	  "record run-queue waits at least this long (0)" },
 	{ "file-io-min-us", "US", K_US, OFF(file_io_min_ns),
 	  "record file calls at least this long; opens always (1000)" },
+	{ "gpu-sample-ms", "MS", K_MS, OFF(gpu_sample_ns),
+	  "sample the GPUs this often, 10 ms to 60 s (1000)" },
 	{ "verbose", NULL, K_BOOL, OFF(verbose), "log more" },
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
@@ -599,6 +601,7 @@ int gr_config__load(struct gr_config *c, int argc, char **argv,
 	c->segment_size = 256ULL << 20;
 	c->segment_age_ns = 3600 * NS_PER_SEC;
 	c->flush_interval_ns = 1000 * NS_PER_MS;
+	c->gpu_sample_ns = 1000 * NS_PER_MS;
 	c->offcpu_min_ns = 1000000;
 	c->file_io_min_ns = 1000000;
 	c->max_disk_auto = c->keep_free_auto = c->memory_max_auto = 1;

@@ -38,6 +38,7 @@ struct gr_config {
 	int verbose, check_config;
 	int sched_all;		/* trace every process, not only CUDA ones */
 	int64_t offcpu_min_ns, runq_min_ns, file_io_min_ns; /* thresholds */
+	int64_t gpu_sample_ns;	/* the gpu family's period */
 	int help, version;	/* set when --help / --version given */
 };
 

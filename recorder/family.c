@@ -13,6 +13,7 @@
 
 #define GR_FAMILY_IS_HOST_host 1
 #define GR_FAMILY_IS_HOST_cuda 0
+#define GR_FAMILY_IS_HOST_gpu 0
 
 const struct gr_family_info gr_families[GR_NFAMILIES] = {
 #define GR_FAMILY(name_, unit, status_)                                        \

@@ -19,6 +19,7 @@ enum gr_family {
  * GR_UNIT_##unit(...) in a GR_FAMILY definition. */
 #define GR_UNIT_host(...) __VA_ARGS__
 #define GR_UNIT_cuda(...)
+#define GR_UNIT_gpu(...)
 
 #define GR_FAMILY_MAXDROPS 8
 

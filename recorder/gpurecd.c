@@ -47,6 +47,7 @@
 
 #include "recorder/config.h"
 #include "recorder/cuda/family.h"
+#include "recorder/gpu/gpu.h"
 #include "recorder/host.h"
 #include "recorder/sandbox.h"
 #include "recorder/ulink.h"
@@ -74,6 +75,7 @@ static struct {
 	struct gr_writer *w;
 	struct gr_cuda *cuda;
 	struct gr_host *host;
+	struct gr_gpu *gpu;
 	struct gr_elfcache *elfs; /* the families' one ELF cache */
 	uv_loop_t *loop;
 	uv_timer_t flush_timer, scan_timer, stop_timer;
@@ -388,6 +390,15 @@ static void render_status(FILE *f, const char *state)
 #include "recorder/families.def"
 	fprintf(f, "\"switch_ins_recovered\":%" PRIu64 "},",
 		gr_host__recovered(d.host));
+	struct gr_gpu_stats gs = { 0 };
+	if (d.gpu)
+		gr_gpu__stats(d.gpu, &gs);
+	fprintf(f, "\"gpu\":{\"enabled\":%s,\"devices\":%d,\"lost\":%d,"
+		"\"driver\":\"", d.gpu ? "true" : "false", gs.devices, gs.lost);
+	json_chars(f, gs.driver);
+	fprintf(f, "\",\"samples\":%" PRIu64 ",\"process_rows\":%" PRIu64
+		",\"events\":%" PRIu64 ",\"sample_ns\":%" PRIu64 "},",
+		gs.samples, gs.process_rows, gs.events, gs.sample_ns);
 	render_memory(f);
 	fprintf(f, "\"drops_pending\":%" PRIu64 ",\"drops\":{",
 		ws.drops_pending);
@@ -495,6 +506,11 @@ struct unit {
 
 static int open_host(void);
 static int open_cuda(void);
+static int open_gpu(void);
+static int gpu_fd(void) { return gr_gpu__fd(d.gpu); }
+static int gpu_poll(void) { return gr_gpu__poll(d.gpu); }
+static void gpu_flush(int64_t now) { gr_gpu__flush(d.gpu, now, d.stopping); }
+static void gpu_close(void) { gr_gpu__close(d.gpu); }
 static int cuda_fd(void) { return gr_cuda__fd(d.cuda); }
 static int cuda_poll(void) { return gr_cuda__poll(d.cuda); }
 static void cuda_close(void) { gr_cuda__close(d.cuda); }
@@ -514,6 +530,8 @@ static struct unit units[] = {
 	  .flush = cuda_flush, .close = cuda_close },
 	{ .name = "host", .open = open_host, .fd = host_fd, .poll = host_poll,
 	  .flush = host_flush, .close = host_close },
+	{ .name = "gpu", .open = open_gpu, .fd = gpu_fd, .poll = gpu_poll,
+	  .flush = gpu_flush, .close = gpu_close },
 };
 #define NUNITS (int)(sizeof(units) / sizeof(units[0]))
 
@@ -847,6 +865,22 @@ static int open_cuda(void)
 	logf_("cuda: %d probes attached after scanning running "
 	      "processes", n);
 	return 0;
+}
+
+/* The gpu family: NVML's threads and the kernel log (opened before the
+ * sandbox, which takes CAP_SYSLOG away). */
+static int open_gpu(void)
+{
+	if (d.cfg.no_gpu)
+		return -1;
+	struct gr_gpu_opts go = { .w = d.w, .log = logf_,
+				  .sample_ns = d.cfg.gpu_sample_ns,
+				  .verbose = d.cfg.verbose, .dirfd = d.dirfd,
+				  .kmsg = "/dev/kmsg" };
+	const char *k = getenv("GPURECD_KMSG"); /* tests: another file */
+	if (k)
+		go.kmsg = *k ? k : NULL;
+	return (d.gpu = gr_gpu__open(&go)) ? 0 : -1;
 }
 
 /* The ELF cache the CUDA family (kernel naming) and the sched family

@@ -677,7 +677,7 @@ TEST(argv_syntax)
 	CHECK_ARGV_ERR("unknown option '--max-disc'", "--max-disc=1G");
 	CHECK_ARGV_ERR("unknown option '--max_disk'", "--max_disk=1G");
 	CHECK_ARGV_ERR("unknown option '-v'", "-v");
-	CHECK_ARGV_ERR("ambiguous option '--no' (--no-cuda, --no-sched, --no-io)",
+	CHECK_ARGV_ERR("ambiguous option '--no' (--no-cuda, --no-sched, --no-io, --no-gpu)",
 		       "--no");
 	CHECK_ARGV_ERR("option --segment-size needs a value", "--segment-size");
 	CHECK_ARGV_ERR("option --config needs a value", "--config");
@@ -743,10 +743,12 @@ TEST(print)
 			  "no-cuda = no\n"
 			  "no-sched = no\n"
 			  "no-io = no\n"
+			  "no-gpu = no\n"
 			  "sched-all = no\n"
 			  "offcpu-min-us = 1000\n"
 			  "runq-min-us = 0\n"
 			  "file-io-min-us = 1000\n"
+			  "gpu-sample-ms = 1000ms\n"
 			  "verbose = no\n");
 	free(out);
 
@@ -779,10 +781,12 @@ TEST(print)
 		 "no-cuda = no\n"
 		 "no-sched = no\n"
 		 "no-io = yes\n"
+		 "no-gpu = no\n"
 		 "sched-all = no\n"
 		 "offcpu-min-us = 1000\n"
 		 "runq-min-us = 0\n"
 		 "file-io-min-us = 1000\n"
+		 "gpu-sample-ms = 1000ms\n"
 		 "verbose = no\n",
 		 path);
 	CHECK_EQ_STR(out, want);

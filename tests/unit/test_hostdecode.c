@@ -400,7 +400,7 @@ TEST(join_args)
 
 TEST(family_table)
 {
-	CHECK_EQ_INT(GR_NFAMILIES, 4);
+	CHECK_EQ_INT(GR_NFAMILIES, 5);
 	CHECK_EQ_STR(gr_families[GR_FAM_cuda].name, "cuda");
 	CHECK_EQ_INT(gr_families[GR_FAM_cuda].host, 0);
 	CHECK_EQ_INT(gr_families[GR_FAM_cuda].ndrops, 3);
@@ -418,6 +418,10 @@ TEST(family_table)
 	CHECK_EQ_INT(gr_families[GR_FAM_io].ndrops, GR_IO_NDROPS);
 	CHECK_EQ_STR(gr_families[GR_FAM_io].drops[GR_IO_DROP_RINGBUF],
 		     "io:ringbuf");
+	CHECK_EQ_STR(gr_families[GR_FAM_gpu].status, "gpu");
+	CHECK_EQ_INT(gr_families[GR_FAM_gpu].host, 0);
+	CHECK_EQ_INT(gr_families[GR_FAM_gpu].ndrops, 1);
+	CHECK_EQ_STR(gr_families[GR_FAM_gpu].drops[0], "gpu:queue");
 	for (int f = 0; f < GR_NFAMILIES; f++)
 		CHECK(gr_families[f].ndrops <= GR_FAMILY_MAXDROPS);
 }

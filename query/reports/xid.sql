@@ -1,0 +1,46 @@
+-- name: xid
+-- description: each Xid (the GPU's error reports), then what every process on that GPU was doing in the seconds before: its CUDA calls and errors, its last call, and the longest time one of its threads was off the CPU with its state and stack
+-- param: before_s=10 seconds before the Xid looked at
+WITH x AS (
+  SELECT host, ts, gpu, pci, xid, pid AS xpid, comm AS xcomm, source,
+         meaning, action, text
+  FROM gpu_event WHERE kind = 'xid'
+), p AS (
+  -- The processes on its GPU: seen there by NVML in the minute before,
+  -- and the one the driver named.
+  SELECT DISTINCT x.host, x.ts, x.pci, gp.pid
+  FROM x JOIN gpu_process gp
+    ON gp.host = x.host AND gp.pci = x.pci
+   AND gp.ts BETWEEN x.ts - 60000000000 AND x.ts + 2000000000
+  UNION
+  SELECT host, ts, pci, xpid FROM x WHERE xpid IS NOT NULL
+)
+SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
+       p.pid,
+       coalesce((SELECT comm FROM process pr
+                 WHERE pr.host = x.host AND pr.pid = p.pid
+                 ORDER BY pr.ts DESC LIMIT 1),
+                CASE WHEN p.pid = x.xpid THEN x.xcomm END) AS comm,
+       (SELECT count(*) FROM cuda_api c
+        WHERE c.host = x.host AND c.pid = p.pid
+          AND c.ts BETWEEN x.ts - :before_s * 1000000000 AND x.ts) AS calls,
+       (SELECT count(*) FROM cuda_api c
+        WHERE c.host = x.host AND c.pid = p.pid AND c.ret != 0
+          AND c.ts BETWEEN x.ts - :before_s * 1000000000
+                       AND x.ts + 1000000000) AS errors,
+       (SELECT c.api || ' ret ' || coalesce(c.ret, '?') || ' at ' ||
+               round((c.ts - x.ts) / 1e9, 3) || ' s'
+        FROM cuda_api c
+        WHERE c.host = x.host AND c.pid = p.pid
+          AND c.ts BETWEEN x.ts - :before_s * 1000000000
+                       AND x.ts + 1000000000
+        ORDER BY c.ts DESC LIMIT 1) AS last_call,
+       (SELECT o.state || ' ' || round(o.dur / 1e9, 3) || ' s tid ' ||
+               o.tid || coalesce(': ' || o.stack, '')
+        FROM offcpu o
+        WHERE o.host = x.host AND o.pid = p.pid
+          AND o.ts BETWEEN x.ts - 3600000000000 AND x.ts + 1000000000
+          AND o.ts + o.dur >= x.ts - :before_s * 1000000000
+        ORDER BY o.dur DESC LIMIT 1) AS offcpu
+FROM x LEFT JOIN p ON p.host = x.host AND p.ts = x.ts AND p.pci = x.pci
+ORDER BY x.ts, x.pci, p.pid
