@@ -81,8 +81,11 @@ DECODE_SRC := $(foreach f,$(HOST_FAMILIES),recorder/$(f)/decode.c) \
               recorder/family.c
 # Uprobes in bulk (libbpf: not in the unit tests' link).
 ULINK_SRC := recorder/ulink.c
-# The gpu family (recorder/gpu/): NVML, dlopened; no BPF.
-GPU_SRC   := recorder/gpu/gpu.c
+# The gpu family (recorder/gpu/): NVML, dlopened, no BPF; NVIDIA's Xid
+# catalog, generated from recorder/gpu/xid.tsv, and the kernel log's Xid
+# lines.
+XID_SRC   := recorder/gpu/xid.c $(B)/xid.c
+GPU_SRC   := recorder/gpu/gpu.c $(XID_SRC)
 REC_LIB_SRC := $(CUDA_SRC) $(SYM_SRC) $(ULINK_SRC) $(GPU_SRC) recorder/host.c \
                recorder/cgroup.c \
                $(foreach f,$(HOST_FAMILIES),recorder/$(f)/$(f).c) \
@@ -155,6 +158,10 @@ $(B)/reports.c: query/gen-reports.sh $(REPORTS_SQL)
 	@mkdir -p $(B)
 	bash query/gen-reports.sh $(REPORTS_SQL) >$@.tmp && mv $@.tmp $@
 
+$(B)/xid.c: recorder/gpu/gen-xid.py recorder/gpu/xid.tsv
+	@mkdir -p $(B)
+	python3 recorder/gpu/gen-xid.py recorder/gpu/xid.tsv >$@.tmp && mv $@.tmp $@
+
 $(B)/gpurec: $(call obj,$(B),$(QUERY_SRC) $(STORE_SRC) $(B)/reports.c)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -176,7 +183,8 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/aggregates.c \
-		recorder/config.c recorder/cgroup.c $(SYM_SRC) $(DECODE_SRC))
+		recorder/config.c recorder/cgroup.c $(SYM_SRC) $(DECODE_SRC) \
+		$(XID_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
 # The CUDA decoders, without BPF (no skeleton: root-free).
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \

@@ -630,12 +630,14 @@ static void read_kmsg(struct gr_gpu *g)
 		rec[k] = 0;
 		uint64_t seq, ts_us;
 		const char *text;
-		if (gr_kmsg__split(rec, (size_t)k, &seq, &ts_us, &text) < 0)
+		int len = gr_kmsg__split(rec, (size_t)k, &seq, &ts_us, &text);
+		if (len < 0 || seq <= g->cursor)
 			continue;
-		if (seq <= g->cursor || !strstr(text, "NVRM: Xid"))
-			continue;
+		/* The text alone, terminated (the record's dictionary lines
+		 * follow its newline). */
+		((char *)text)[len] = 0;
 		struct gr_xid_line x;
-		if (gr_xid__parse_kmsg(text, &x) < 0)
+		if (!strstr(text, "NVRM: Xid") || gr_xid__parse_kmsg(text, &x) != 1)
 			continue;
 		int64_t ts = (int64_t)ts_us * 1000 + g->mono_to_utc;
 		const struct dev *d = dev_by_short(g, x.pci);
@@ -650,14 +652,11 @@ static void read_kmsg(struct gr_gpu *g)
 		xid_describe(it, x.xid);
 		if (x.pid > 0)
 			set_int(it, GR_gpu_event_pid, x.pid);
-		if (x.name[0] && strcmp(x.name, "<unknown>") != 0)
+		if (x.name[0])
 			set_str(it, GR_gpu_event_comm, x.name);
 		/* The message as the driver wrote it, without "NVRM: ". */
 		const char *m = strstr(text, "Xid");
-		char line[1024];
-		snprintf(line, sizeof(line), "%s", m ? m : text);
-		line[strcspn(line, "\n")] = 0;
-		set_str(it, GR_gpu_event_text, line);
+		set_str(it, GR_gpu_event_text, m ? m : text);
 		it->is_xid = it->from_kmsg = 1;
 		it->xid = x.xid;
 		snprintf(it->pci_short, sizeof(it->pci_short), "%s", x.pci);
