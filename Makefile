@@ -184,7 +184,7 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/aggregates.c \
 		recorder/config.c recorder/cgroup.c $(SYM_SRC) $(DECODE_SRC) \
-		$(XID_SRC))
+		$(GPU_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
 # The CUDA decoders, without BPF (no skeleton: root-free).
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \

@@ -146,11 +146,12 @@ void gr_gpu__throttle_text(uint64_t mask, char *out, size_t n)
 	for (int i = 0; i < NREASONS; i++) {
 		if (!(mask & reasons[i].bit))
 			continue;
-		int w = snprintf(out + len, n > len ? n - len : 0, "%s%s",
-				 len ? "," : "", reasons[i].name);
-		if (w < 0 || len + (size_t)w >= n)
-			return;
-		len += (size_t)w;
+		size_t w = strlen(reasons[i].name) + (len ? 1 : 0);
+		if (len + w >= n)
+			return;	/* whole names only */
+		snprintf(out + len, n - len, "%s%s", len ? "," : "",
+			 reasons[i].name);
+		len += w;
 	}
 }
 
@@ -873,7 +874,7 @@ static void open_events(struct gr_gpu *g)
  * with a gpurecd restart): a `driver` event. */
 static void check_driver(struct gr_gpu *g)
 {
-	char buf[128] = "", line[128];
+	char buf[128] = "", line[300];
 	if (g->o.dirfd < 0 || !g->driver[0])
 		return;
 	int fd = openat(g->o.dirfd, ".gpu-driver", O_RDONLY | O_CLOEXEC |
