@@ -27,8 +27,9 @@
  * 0).  A value is the one of the last step line for that key with
  * S <= step (0 before its first one); a getter whose keys the device never
  * got in the whole script returns NVML_ERROR_NOT_SUPPORTED.  The keys and
- * their getters are in the table `keys` below.  Events fall due once their
- * device's step is >= S and are delivered once each, in script order, to
+ * their getters are in the table `keys` below.  An event falls due once
+ * its device's step has reached S through GetUtilizationRates (one at
+ * step 0: after the first call) and is delivered once, in script order, to
  * an nvmlEventSetWait(_v2) on a set the device is registered in for that
  * type (an event whose type is not registered stays undelivered).  `lost`:
  * from step S on every call on the device returns NVML_ERROR_GPU_IS_LOST
