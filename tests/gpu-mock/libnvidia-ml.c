@@ -2,8 +2,8 @@
  * for testing gpurecd's gpu family on machines with no GPU.  Every entry
  * point of recorder/gpu/nvml.h's GR_NVML_FNS is defined here with that
  * header's prototype (the X-macro declares them all below, so a definition
- * that differs does not compile; the library is linked -z defs, so one
- * that is missing does not link).
+ * that differs does not compile; each is referenced and the library is
+ * linked -z defs, so one that is missing does not link).
  *
  * The script is the file named by $GR_MOCK_NVML, read by the first
  * nvmlInit/nvmlInit_v2 (they are reference-counted: the last nvmlShutdown
@@ -61,6 +61,12 @@
 #define DECLARE(ret, name, args) API ret name args;
 GR_NVML_FNS(DECLARE)
 #undef DECLARE
+
+/* Every entry point referenced: one not defined is an undefined symbol,
+ * which the -z defs link refuses. */
+#define ADDRESS(ret, name, args) (void *)name,
+__attribute__((used)) static void *const defined[] = { GR_NVML_FNS(ADDRESS) };
+#undef ADDRESS
 
 /* The entry points by number, for `fail` and the log. */
 #define ENUM(ret, name, args) F_##name,
