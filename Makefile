@@ -190,7 +190,7 @@ $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \
 		recorder/cuda/nccl.c recorder/cuda/apis.c)
 
-unit: $(addprefix $(B)/asan/,$(UNIT_TESTS))
+unit: $(addprefix $(B)/asan/,$(UNIT_TESTS)) $(B)/gpu-mock/selftest
 	@fail=0; for t in $^; do echo "== $$t"; $$t || fail=1; done; \
 	  test $$fail = 0
 
@@ -236,6 +236,19 @@ $(B)/cuda-tests/graphs_gaps: tests/cuda/graphs_gaps.c $(MOCK_LIBS)
 	  -Itests/cuda -o $@ $< -L$(MOCK) -l:libcudart.so.13 -l:libcuda.so.1 \
 	  -lpthread -Wl,-rpath,'$$ORIGIN/mock'
 
+# A mock NVML (tests/gpu-mock): scripted GPUs for the gpu family's tests,
+# built from recorder/gpu/nvml.h (-z defs: every entry point defined).
+# Its self-test, root-free, runs with the unit tests.
+GPU_MOCK := $(B)/gpu-mock
+$(GPU_MOCK)/libnvidia-ml.so.1: tests/gpu-mock/libnvidia-ml.c recorder/gpu/nvml.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MOCK_CFLAGS) -std=gnu11 -I. -D_GNU_SOURCE \
+	  -Wl,-soname,libnvidia-ml.so.1 -Wl,-z,defs -o $@ $< -lpthread
+$(GPU_MOCK)/selftest: tests/gpu-mock/selftest.c recorder/gpu/nvml.h \
+		tests/unit/test.h $(GPU_MOCK)/libnvidia-ml.so.1
+	$(CC) -O1 -g -std=gnu11 $(WARN) $(SAN) -I. -D_GNU_SOURCE -o $@ $< \
+	  -ldl -lpthread
+
 # Root and eBPF: gpurecd records real CUDA programs (skips only outside CI).
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
 # The recorder's library whole, as probe-cost links it: a list of its
@@ -258,7 +271,7 @@ bpf-test: $(B)/gpurecd
 bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(B)/cuda-tests/drv_calls $(B)/cuda-tests/graphs_gaps \
 		$(B)/cuda-tests/nccl_calls $(MOCK)/libnccl.so.2 \
-		$(B)/host-tests/host_load
+		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
 	   echo "0 passed, 1 failed"; exit 1; \
