@@ -833,7 +833,8 @@ static int open_host(void)
 	int any = 0;
 #define GR_FAMILY_KEY(name, key, field, help)                                  \
 	ho.off[GR_FAM_##name] = d.cfg.field;                                   \
-	any |= !d.cfg.field;
+	if (gr_families[GR_FAM_##name].host)                                   \
+		any |= !d.cfg.field;
 #include "recorder/families.def"
 	if (!any)
 		return -1;
