@@ -245,7 +245,7 @@ less_run() { local n=$1; shift; datadir "$T/$n"; HIDE=/usr/local as_gpurecd "$T/
 # kept for kernels that have only single links (docs/service.md).
 less_run no_admin "$(without sys_admin)" "${LIBS[@]}" --no-sched --no-io
 grep -q "probes attach as one uprobe-session link per file" "$T/no_admin.log" &&
-	grep -q "attached 46 probes (23 entry points) to .*libcuda.so.1 " "$T/no_admin.log" &&
+	grep -q "attached 48 probes (24 entry points) to .*libcuda.so.1 " "$T/no_admin.log" &&
 	! grep -q "could not be attached" "$T/no_admin.log" &&
 	ok "without CAP_SYS_ADMIN session links attach" || bad "without CAP_SYS_ADMIN (session)" "$(cat "$T/no_admin.log")"
 stop
