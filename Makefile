@@ -127,6 +127,8 @@ $(foreach f,$(FAMILIES),$(eval $(call family_rules,$(f))))
 # The host families share proc's GR_TRACKED_WORDS.
 $(patsubst %,$(B)/%.bpf.o,$(filter-out proc,$(HOST_FAMILIES))): \
 		recorder/proc/proc.h
+# cuda's too: cuInit's entry marks its process traced.
+$(B)/cuda.bpf.o: recorder/proc/proc.h
 
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@
@@ -211,7 +213,8 @@ cli-test: $(B)/asan/gpurecd
 # test and the probe-cost bench call through them on machines with no GPU.
 MOCK := $(B)/cuda-tests/mock
 MOCK_LIBS := $(MOCK)/libcuda.so.1 $(MOCK)/libcudart.so.13
-MOCK_CFLAGS := -O1 -g -Wall -Wextra -fPIC -shared
+# Frame pointers: the off-CPU stacks of a hung cuInit unwind (hung.sh).
+MOCK_CFLAGS := -O1 -g -fno-omit-frame-pointer -Wall -Wextra -fPIC -shared
 $(MOCK)/libcuda.so.1: tests/cuda/mock/libcuda.c tests/cuda/mock/mockcuda.h
 	@mkdir -p $(dir $@)
 	$(CC) $(MOCK_CFLAGS) -Wl,-soname,libcuda.so.1 -o $@ $<
@@ -249,6 +252,12 @@ $(GPU_MOCK)/selftest: tests/gpu-mock/selftest.c recorder/gpu/nvml.h \
 	$(CC) -O1 -g -std=gnu11 $(WARN) $(SAN) -I. -D_GNU_SOURCE -o $@ $< \
 	  -ldl -lpthread
 
+# Frame pointers: the off-CPU stacks of its sleeps and of a hung cuInit
+# unwind.
+$(B)/cuda-tests/hung: tests/cuda/hung.c $(MOCK_LIBS)
+	$(CC) -O1 -g -fno-omit-frame-pointer $(WARN) -Itests/cuda -o $@ $< \
+	  -L$(MOCK) -l:libcudart.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/mock'
+
 # Root and eBPF: gpurecd records real CUDA programs (skips only outside CI).
 $(B)/asan/obj/tests/bpf/%.o: CPPFLAGS += -I$(B)
 # The recorder's library whole, as probe-cost links it: a list of its
@@ -270,6 +279,7 @@ $(B)/host-tests/host_load: tests/host/host_load.c
 bpf-test: $(B)/gpurecd
 bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(B)/cuda-tests/drv_calls $(B)/cuda-tests/graphs_gaps \
+		$(B)/cuda-tests/hung \
 		$(B)/cuda-tests/nccl_calls $(MOCK)/libnccl.so.2 \
 		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
@@ -279,6 +289,9 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/hung.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd GPU_MOCK=$(GPU_MOCK) \
+	  bash tests/cuda/gpu.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/nccl.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/stop.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/memory.sh

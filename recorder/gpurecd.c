@@ -547,8 +547,9 @@ static void on_unit(uv_poll_t *h, int status, int events)
 	flush_if_due();
 }
 
-/* The CUDA family's one hook into the host families: a process it records
- * is traced by them from then on (its scheduling, files, `process` row). */
+/* The CUDA family's one hook into the host families: a process that maps
+ * a CUDA library, enters cuInit or makes a recorded call is traced by them
+ * from then on (its scheduling, files, `process` row). */
 static void track_pid(void *ctx, uint32_t pid)
 {
 	(void)ctx;
@@ -854,6 +855,7 @@ static int open_cuda(void)
 				   .clock_offset_ns = d.clock_offset_ns,
 				   .verbose = d.cfg.verbose,
 				   .on_pid = d.host ? track_pid : NULL,
+				   .tracked_fd = gr_host__tracked_fd(d.host),
 				   .elfs = d.elfs };
 	if (!(d.cuda = gr_cuda__open(&co))) {
 		logf_("cuda: probe family disabled (see above); other "

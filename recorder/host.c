@@ -213,6 +213,11 @@ int gr_host__running(const struct gr_host *h, enum gr_family f)
 	return h && h->fam[f].skel != NULL;
 }
 
+int gr_host__tracked_fd(const struct gr_host *h)
+{
+	return h ? h->tracked_fd : -1;
+}
+
 int gr_host__fd(struct gr_host *h)
 {
 	return h->rb ? ring_buffer__epoll_fd(h->rb) : -1;

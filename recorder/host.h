@@ -53,6 +53,11 @@ int gr_host__poll(struct gr_host *h);
  * the pid is traced already. */
 void gr_host__track(struct gr_host *h, uint32_t pid);
 
+/* The fd of the traced-process bitmap the host families share
+ * (bpf/common.bpf.h), for the CUDA family to set a bit in at cuInit's
+ * entry; -1 if no family loaded it. */
+int gr_host__tracked_fd(const struct gr_host *h);
+
 /* Whether a host family runs (loaded and attached); 0 for a NULL @h. */
 int gr_host__running(const struct gr_host *h, enum gr_family f);
 

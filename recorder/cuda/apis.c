@@ -236,6 +236,16 @@ const struct gr_api gr_apis[] = {
 	{ .sym = "__cudaRegisterFunction", .shape = GR_SH_NAME, BASE,
 	  .handle = 1, .name = 2, .noret = 1 },
 
+	/* Driver initialization, cuInit(unsigned flags): the first call a
+	 * process makes into libcuda (the runtime makes it on first use).
+	 * Announced at entry: a process hung in it (a GPU fallen off the
+	 * bus) is traced from then on, though the call never returns.
+	 * Nested in a runtime call that is hooked itself (cudaMalloc,
+	 * cudaFree(0)), it is folded into that call's row like any driver
+	 * call; under one that is not (cudaGetDeviceCount, cudaSetDevice),
+	 * it is a row of its own. */
+	{ .sym = "cuInit", .shape = GR_SH_API, BASE, .announce = 1 },
+
 	/* NCCL (nccl.h, 2.28).  libnccl.so.2 exports each ncclX as a weak
 	 * alias of pncclX at the same address: only the ncclX names are
 	 * listed, so each entry point is attached once and named as the
@@ -310,5 +320,7 @@ uint64_t gr_api__cookie(int id)
 		c |= 1ull << 41; /* never folded into an outer call */
 	if (a->stack)
 		c |= 1ull << 43;
+	if (a->announce)
+		c |= 1ull << 44;
 	return c;
 }

@@ -21,6 +21,8 @@ enum gr_api_shape {
 	GR_SH_SYNC,
 	GR_SH_GRAPH,
 	GR_SH_NAME,          /* records a handle -> kernel name; a cuda_api row */
+	GR_SH_API,           /* a call whose arguments make no column (cuInit):
+	                      * a cuda_api row, its duration and return code */
 	/* NCCL (libnccl.so.2): rows of the nccl table. */
 	GR_SH_NCCL_COLL,     /* a collective: count, datatype, op, root, comm,
 	                      * stream; counted in its communicator's seq */
@@ -67,6 +69,7 @@ struct gr_api {
 	int8_t comm;           /* NCCL: the communicator handle */
 	int8_t nranks, rank;   /* NCCL init: the rank count and this rank */
 	uint8_t stack;         /* copy the stack arguments at entry */
+	uint8_t announce;      /* say so at entry too (cuda.h, bit 44) */
 	const char *op;        /* cuda_mem / cuda_graph op */
 };
 

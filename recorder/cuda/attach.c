@@ -442,6 +442,16 @@ int gr_cuda__scan_pid(struct gr_cuda *c, int pid)
 		struct seen *s = gr_keymap__get(&c->seen, pm->m[i].dev, pm->m[i].ino);
 		uses_cuda = s && (s->probes > 0 || s->nrt > 0);
 	}
+	/* A GPU process from the moment it maps CUDA, whether or not it
+	 * ever makes a recorded call (one hung in an unhooked call, or in
+	 * cuInit before the probes were there): the host families trace it
+	 * from now on.  Once per process (a reused pid is a new one). */
+	struct proc *pr;
+	if (uses_cuda && c->o.on_pid && (pr = proc_get(c, pid)) &&
+	    !pr->announced) {
+		pr->announced = 1;
+		c->o.on_pid(c->o.on_pid_ctx, (uint32_t)pid);
+	}
 	if (uses_cuda && c->have_driver)
 		total += rt_for_pid(c, pid, pm);
 	/* A CUDA process's executable holds the host stubs its launches

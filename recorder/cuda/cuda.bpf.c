@@ -16,6 +16,14 @@
  * of the same layer group is open on the thread is folded into the outer
  * one (its function handle, for launches, is kept), so each launch, copy
  * or allocation is one row whichever layers it crossed.
+ *
+ * Announced calls (GR_CK_ANNOUNCE: cuInit) also say so at entry: the
+ * process is marked traced in the host families' bitmap at once, before
+ * the thread can block in the call (the sched family sees a switch-out
+ * only of a traced thread, and a driver initialization that hangs may
+ * never switch out again), and a GR_REC_ENTER record tells user space,
+ * which starts tracing it (its `process` row).  One bit test of the
+ * cookie is all other calls pay.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -23,6 +31,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "cuda.h"
+#include "recorder/proc/proc.h" /* GR_TRACKED_WORDS */
 
 #define GR_RINGBUF_BYTES (8 << 20)
 #define GR_NDROPS GR_DROP_NSLOTS
@@ -57,6 +66,29 @@ struct {
 	__type(value, __u8[GR_STRUCT_BYTES]);
 } stacked SEC(".maps");
 
+/* An announced call entered: its process is traced from now on.  The
+ * bitmap is the host families' own when gpurecd shares it (recorder/cuda/
+ * cuda.c), else a one-word map whose lookups miss. */
+static __always_inline void announce(__u64 id, __u64 cookie)
+{
+	__u32 tgid = id >> 32, k = tgid >> 6;
+	__u64 *w = bpf_map_lookup_elem(&tracked, &k);
+	if (w)
+		__sync_fetch_and_or(w, 1ull << (tgid & 63));
+	struct gr_cuda_enter *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		drop(GR_DROP_RINGBUF);
+		return;
+	}
+	e->rec = GR_REC_ENTER;
+	e->api = GR_CK_API(cookie);
+	e->pid = tgid;
+	e->tid = (__u32)id;
+	e->ts = bpf_ktime_get_boot_ns();
+	/* At once: the thread may block in the call for good. */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
 /* The entry of every hooked API. */
 static __always_inline int on_entry(struct pt_regs *ctx)
 {
@@ -68,6 +100,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 
 	if ((id >> 32) == self_tgid)
 		return 0;
+	if (GR_CK_ANNOUNCE(cookie))
+		announce(id, cookie);
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t) {
 		struct tstate *z = bpf_map_lookup_elem(&zero, &zk);

@@ -142,6 +142,12 @@ static int on_record(void *ctx, void *data, size_t len)
 	case GR_CUDA_REC_EXEC:
 		on_exec(c, rec.exec_pid);
 		break;
+	case GR_CUDA_REC_ENTER:
+		/* It entered cuInit, and may never return: traced now (the
+		 * BPF side has set its bit already, where shared). */
+		if (c->o.on_pid)
+			c->o.on_pid(c->o.on_pid_ctx, rec.enter_pid);
+		break;
 	case GR_CUDA_REC_UNKNOWN:
 		c->st.decode_errors++;
 		break;
@@ -182,6 +188,18 @@ struct gr_cuda *gr_cuda__open(const struct gr_cuda_opts *o)
 		LOG(c, "cuda: bad ring buffer size %u", o->ringbuf_bytes);
 		goto fail;
 	}
+	/* An announced call marks its process in the host families'
+	 * traced-process bitmap (cuda.bpf.c): theirs, shared, or a one-word
+	 * stand-in of its own, which nothing reads. */
+	struct bpf_map *tm = c->skel->maps.tracked;
+	err = o->tracked_fd > 0 ? bpf_map__reuse_fd(tm, o->tracked_fd) :
+				  -ENOENT;
+	if (err && o->tracked_fd > 0)
+		LOG(c, "cuda: cannot share the traced-process map (%s): a "
+		       "process hung in cuInit is traced only once gpurecd "
+		       "reads its entry", strerror(-err));
+	if (err)
+		bpf_map__set_max_entries(tm, 1);
 	/* Records wait for the drain timer until a quarter of the ring
 	 * buffer is full; then the reader is woken at once. */
 	c->skel->rodata->wake_bytes =

@@ -27,6 +27,12 @@
  *   bit  43     copy GR_STRUCT_BYTES of the stack arguments at entry (a
  *               struct passed by value, which the callee owns and may
  *               overwrite: ncclCommInitRank's 128-byte unique id) into st
+ *   bit  44     announce at entry: the entry marks the process traced in
+ *               the host families' bitmap (when gpurecd shares it) and
+ *               emits a GR_REC_ENTER record, so that a call that never
+ *               returns (cuInit hung in a driver whose GPU fell off the
+ *               bus) still makes its process a GPU process; the return
+ *               emits the call record as usual
  */
 #ifndef GR_BPF_CUDA_H
 #define GR_BPF_CUDA_H
@@ -41,6 +47,7 @@
 #define GR_CK_ALWAYS(c)     (((c) >> 41) & 1)
 #define GR_CK_WIDE(c)       (((c) >> 42) & 1)
 #define GR_CK_STACK(c)      (((c) >> 43) & 1)
+#define GR_CK_ANNOUNCE(c)   (((c) >> 44) & 1)
 
 #define GR_NARGS 10        /* 6 registers and 4 stack slots (x86-64) */
 #define GR_STRUCT_BYTES 128
@@ -52,6 +59,7 @@ enum gr_cuda_rec {
 	GR_REC_CALL = 1,    /* struct gr_cuda_call */
 	GR_REC_CALL_NAME,   /* struct gr_cuda_call + name[GR_NAME_BYTES] */
 	GR_REC_EXEC,        /* struct gr_proc_exec */
+	GR_REC_ENTER,       /* struct gr_cuda_enter */
 };
 
 struct gr_cuda_call {
@@ -78,6 +86,15 @@ struct gr_proc_exec {
 	__u32 pid;
 	__u64 ts;
 	char comm[16];
+};
+
+/* A call with GR_CK_ANNOUNCE entered (its return, if any, comes later as
+ * a GR_REC_CALL). */
+struct gr_cuda_enter {
+	__u32 rec;
+	__u32 api;
+	__u32 pid, tid;
+	__u64 ts;           /* entry, CLOCK_BOOTTIME ns */
 };
 
 /* Counters user space reads from .bss and turns into `drops` rows. */

@@ -330,8 +330,9 @@ static void decode_nccl(const struct gr_cuda_call *e, const struct gr_api *a,
 	r->nm |= BIT(GR_nccl_seq);
 }
 
-/* A load-time name call (cuModuleGetFunction, __cudaRegisterFunction...):
- * a cuda_api row; the name it gives is naming.c's. */
+/* A load-time name call (cuModuleGetFunction, __cudaRegisterFunction...),
+ * or a call whose arguments make no column (cuInit): a cuda_api row; the
+ * name a name call gives is naming.c's. */
 static void decode_name(const struct gr_cuda_call *e, const struct gr_api *a,
 			struct gr_cuda_row *r)
 {
@@ -380,7 +381,7 @@ int gr_cuda_decode__call(const struct gr_cuda_call *e,
 	default:
 		if (GR_SH_IS_NCCL(a->shape))
 			table = GR_T_nccl, fn = decode_nccl;
-		else /* GR_SH_NAME */
+		else /* GR_SH_NAME, GR_SH_API */
 			table = GR_T_cuda_api, fn = decode_name;
 	}
 	/* The table's own values alone are zeroed, not all GR_MAX_COLS:
@@ -410,6 +411,7 @@ enum gr_cuda_rec_kind gr_cuda_decode__record(const void *data, size_t len,
 	rec->call = NULL;
 	rec->name = NULL;
 	rec->exec_pid = 0;
+	rec->enter_pid = 0;
 	if (len < 4)
 		return GR_CUDA_REC_SHORT;
 	switch (*(const uint32_t *)data) {
@@ -433,6 +435,11 @@ enum gr_cuda_rec_kind gr_cuda_decode__record(const void *data, size_t len,
 			return GR_CUDA_REC_SHORT;
 		rec->exec_pid = ((const struct gr_proc_exec *)data)->pid;
 		return GR_CUDA_REC_EXEC;
+	case GR_REC_ENTER:
+		if (len < sizeof(struct gr_cuda_enter))
+			return GR_CUDA_REC_SHORT;
+		rec->enter_pid = ((const struct gr_cuda_enter *)data)->pid;
+		return GR_CUDA_REC_ENTER;
 	}
 	return GR_CUDA_REC_UNKNOWN;
 }

@@ -50,6 +50,7 @@ enum gr_cuda_rec_kind {
 	GR_CUDA_REC_SHORT,   /* shorter than its type needs: ignored */
 	GR_CUDA_REC_CALL,    /* rec.call (and rec.name, if it had one) */
 	GR_CUDA_REC_EXEC,    /* rec.exec_pid exec'd */
+	GR_CUDA_REC_ENTER,   /* rec.enter_pid entered an announced call */
 	GR_CUDA_REC_UNKNOWN, /* a record type this gpurecd does not know */
 };
 
@@ -57,6 +58,7 @@ struct gr_cuda_record {
 	const struct gr_cuda_call *call; /* points into the record */
 	const char *name;    /* GR_REC_CALL_NAME: name_buf; else NULL */
 	uint32_t exec_pid;
+	uint32_t enter_pid;
 	char name_buf[GR_NAME_BYTES];
 };
 

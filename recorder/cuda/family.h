@@ -18,10 +18,16 @@ struct gr_cuda_opts {
 	int verbose;
 	uint32_t ringbuf_bytes;      /* 0: 8 MiB; else a power of 2 >= 4096 */
 	int record_self;             /* tests only: do not skip our own pid */
-	/* Called with the pid of every call decoded (the host families
-	 * trace the processes that use CUDA); may be NULL. */
+	/* Called with the pid of every call decoded, of every process found
+	 * mapping a CUDA library (once per process) and of every process
+	 * entering cuInit (the host families trace the processes that use
+	 * CUDA); may be NULL. */
 	void (*on_pid)(void *ctx, uint32_t pid);
 	void *on_pid_ctx;
+	/* The host families' traced-process bitmap (gr_host__tracked_fd),
+	 * which cuInit's entry sets its process's bit in, before the call
+	 * can block; 0 or -1: none. */
+	int tracked_fd;
 	/* The daemon's shared ELF cache (recorder/sym/elfcache.h), used and
 	 * not freed; NULL: the family keeps its own, without a loader
 	 * thread (a launch's file is read when the launch is named). */

@@ -36,12 +36,14 @@ struct seen {
 
 /* What gpurecd knows of a process beyond its mappings: whether it started
  * before the driver layer was attached, and the runtime launch probes
- * attached for it alone (cuda.c, "Which layer records a launch"). */
+ * attached for it alone (cuda.c, "Which layer records a launch"); whether
+ * the host families were told it is a GPU process. */
 struct proc {
 	uint64_t start_ticks;     /* /proc/PID/stat starttime: pid reuse */
 	int old;                  /* started before the first full scan */
 	int unnamed;              /* made a driver launch gpurecd cannot name */
 	int stubs_read;           /* its stub files are in the ELF cache */
+	int announced;            /* on_pid told it maps a CUDA library */
 	struct gr_ulinks links;   /* pid-filtered runtime launch probes */
 	uint64_t files[8][2];     /* (dev, ino) those probes sit on */
 	int nfiles;

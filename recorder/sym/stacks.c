@@ -59,10 +59,22 @@ static void sb_frame(struct sbuf *b, const char *name, size_t len)
 	b->s[b->n] = 0;
 }
 
+/* pid's mappings read again; what was known is kept if they cannot be
+ * (the process is gone, or a zombie whose maps read empty): the frames of
+ * a record decoded after its process exited are still named. */
 static int read_maps(uint32_t pid, struct gr_pmaps *pm)
 {
+	struct gr_maps fresh;
+	int err = gr_maps__read((int)pid, &fresh);
+	if (!err && !fresh.n && pm->maps.m)
+		err = -ESRCH;
+	if (err) {
+		gr_maps__free(&fresh);
+		return err;
+	}
 	gr_maps__free(&pm->maps);
-	return gr_maps__read((int)pid, &pm->maps);
+	pm->maps = fresh;
+	return 0;
 }
 
 void gr_pmaps__free(struct gr_pmaps *pm)

@@ -130,7 +130,7 @@ G="GROUP BY api, kernel_mangled, grid_x ORDER BY api, kernel_mangled, grid_x"
 eq "(1) drv_calls: one row per launch, all at the driver, all named" \
 	"$(q "$K WHERE pid = $pn $G")" \
 	'cuLaunchKernel,1,1,1,1,1,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,5,10,1,1,128,1,1,0,0,"vadd(float*, float*, int)",_Z4vaddPfS_i,0 cuLaunchKernel,4,3,2,1,64,2,1,256,119,"kernel(float*, int)",_Z6kernelPfi,0 cuLaunchKernel,2,1,1,1,32,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernel,2,2,2,1,16,1,1,0,0,oldker(),_Z6oldkerv,0 cuLaunchKernelEx,3,16,8,1,256,1,1,49152,153,"void ns::gemm<128>(float const*, float*)",_ZN2ns4gemmILi128EEEvPKfPf,0 '
-eq "(1) drv_calls: cuda_api holds every call" "$(q "SELECT count(*) FROM cuda_api WHERE pid = $pn")" "44 "
+eq "(1) drv_calls: cuda_api holds every call" "$(q "SELECT count(*) FROM cuda_api WHERE pid = $pn")" "45 "
 eq "(1) nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "
 
 # The trace: one file per thread (-ff), so no call is split in two.

@@ -131,7 +131,7 @@ seg=$(ls "$D"/*.seg)
 eq "the data directory: 0750, owned by the service user" "$(stat -c '%a %u:%g' "$D")" "750 $U:$U"
 eq "the open segment: 0640" "$(stat -c '%a %u:%g' "$seg")" "640 $U:$U"
 Q="SELECT count(*) FROM cuda_api WHERE pid = $pn"
-eq "a member of the group queries the live recording" "$(qa $M $U -- --data "$D")" "44 "
+eq "a member of the group queries the live recording" "$(qa $M $U -- --data "$D")" "45 "
 
 K="SELECT api, count(*), grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, stream, kernel, kernel_mangled, ret FROM cuda_kernel"
 G="GROUP BY api, kernel_mangled, grid_x ORDER BY api, kernel_mangled, grid_x"
@@ -161,7 +161,7 @@ eq "the sealed segment is immutable (CAP_LINUX_IMMUTABLE)" "$(lsattr "$seg" | cu
 eq "no file of the recording is readable by others" \
 	"$(find "$D" -perm /o=rwx | wc -l) $(find "$D" ! -user $U | wc -l)" "0 0"
 Q="SELECT count(*) FROM cuda_api WHERE pid = $pn"
-eq "a member of the group queries the sealed recording" "$(qa $M $U -- --data "$D")" "44 "
+eq "a member of the group queries the sealed recording" "$(qa $M $U -- --data "$D")" "45 "
 as $M $U -- --data "$D" verify >/dev/null 2>&1; eq "a member of the group verifies it" "$?" 0
 out=$(as $O -- --data "$D" sql "$Q" 2>&1); rc=$?
 eq "anyone else: one line, exit 1" "$rc $out" "1 gpurec: cannot read data directory $D: Permission denied"
@@ -245,7 +245,7 @@ less_run() { local n=$1; shift; datadir "$T/$n"; HIDE=/usr/local as_gpurecd "$T/
 # kept for kernels that have only single links (docs/service.md).
 less_run no_admin "$(without sys_admin)" "${LIBS[@]}" --no-sched --no-io
 grep -q "probes attach as one uprobe-session link per file" "$T/no_admin.log" &&
-	grep -q "attached 46 probes (23 entry points) to .*libcuda.so.1 " "$T/no_admin.log" &&
+	grep -q "attached 48 probes (24 entry points) to .*libcuda.so.1 " "$T/no_admin.log" &&
 	! grep -q "could not be attached" "$T/no_admin.log" &&
 	ok "without CAP_SYS_ADMIN session links attach" || bad "without CAP_SYS_ADMIN (session)" "$(cat "$T/no_admin.log")"
 stop

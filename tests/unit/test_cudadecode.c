@@ -406,6 +406,34 @@ TEST(names)
 	CHECK_EQ_INT(r.v[GR_cuda_api_ret], 0);
 }
 
+/* cuInit: a plain call, a cuda_api row with its return code; the only
+ * API announced at entry (cuda.h, bit 44), and the launches' cookies do
+ * not carry that bit. */
+TEST(plain_init)
+{
+	struct gr_cuda_call e = call("cuInit", 999);
+	struct gr_cuda_row r;
+	CHECK_EQ_INT(gr_cuda_decode__call(&e, OFF, &r), 0);
+	CHECK_EQ_INT(r.table, GR_T_cuda_api);
+	CHECK(shared_ok(&r, "cuInit"));
+	CHECK_EQ_INT(r.nstr, 2);
+	CHECK_EQ_INT(r.v[GR_cuda_api_ret], 999);
+	CHECK_EQ_INT(r.nm, 0);
+	int announced = 0;
+	for (int i = 0; i < gr_napis; i++)
+		if (GR_CK_ANNOUNCE(gr_api__cookie(i))) {
+			announced++;
+			CHECK_EQ_STR(gr_apis[i].sym, "cuInit");
+		}
+	CHECK_EQ_INT(announced, 1);
+	uint64_t c = gr_api__cookie(api_id("cuInit"));
+	CHECK_EQ_INT(GR_CK_API(c), api_id("cuInit"));
+	CHECK_EQ_INT(GR_CK_GROUP(c), 1);
+	CHECK_EQ_INT(GR_CK_ALWAYS(c) | GR_CK_LAUNCH(c) | GR_CK_STACK(c), 0);
+	CHECK_EQ_INT(GR_CK_ANNOUNCE(gr_api__cookie(api_id("cuLaunchKernel"))),
+		     0);
+}
+
 TEST(bad_api)
 {
 	struct gr_cuda_call e = call("cudaMalloc", 0);
@@ -663,6 +691,19 @@ TEST(records_exec_unknown)
 	CHECK_EQ_INT(gr_cuda_decode__record(buf.b, sizeof(buf.b), &rec),
 		     GR_CUDA_REC_EXEC);
 	CHECK_EQ_INT(rec.exec_pid, 31337);
+	/* An announced call's entry: its pid. */
+	struct gr_cuda_enter en = { .rec = GR_REC_ENTER, .api = 3, .pid = 4242,
+				    .tid = 4243, .ts = 11 };
+	memset(&buf, 0, sizeof(buf));
+	memcpy(buf.b, &en, sizeof(en));
+	CHECK_EQ_INT(gr_cuda_decode__record(buf.b, sizeof(en) - 1, &rec),
+		     GR_CUDA_REC_SHORT);
+	CHECK_EQ_INT(rec.enter_pid, 0);
+	CHECK_EQ_INT(gr_cuda_decode__record(buf.b, sizeof(en), &rec),
+		     GR_CUDA_REC_ENTER);
+	CHECK_EQ_INT(rec.enter_pid, 4242);
+	CHECK(rec.call == NULL);
+	CHECK_EQ_INT(rec.exec_pid, 0);
 	uint32_t t = 99;
 	memcpy(buf.b, &t, 4);
 	CHECK_EQ_INT(gr_cuda_decode__record(buf.b, 4, &rec),
@@ -685,6 +726,7 @@ TEST_MAIN(
 	TEST_ENTRY(sync)
 	TEST_ENTRY(graphs)
 	TEST_ENTRY(names)
+	TEST_ENTRY(plain_init)
 	TEST_ENTRY(bad_api)
 	TEST_ENTRY(nccl_args)
 	TEST_ENTRY(nccl_communicators)

@@ -1,9 +1,16 @@
 /* libcuda.c - a mock CUDA driver for gpurecd's CI test of the driver layer
  * (tests/cuda/driver.sh): the real entry points' names and prototypes,
  * doing nothing but hand out handles.  The CI machines have no GPU, so the
- * real libcuda is never reached there. */
+ * real libcuda is never reached there.
+ *
+ * GR_MOCK_CUINIT_HANG=SECONDS makes cuInit hang that long, as the real one
+ * does on a host whose GPU fell off the bus (Xid 79) while the driver
+ * waits on it (tests/cuda/hung.sh): in 100 ms sleeps (SECONDS * 10 of
+ * them), so that the hung thread leaves and comes back to the CPU and its
+ * off-CPU intervals are rows while it still hangs. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mockcuda.h"
 
@@ -15,6 +22,30 @@ static void *handle(void)
 {
 	next_handle += 0x100;
 	return (void *)next_handle;
+}
+
+/* One of a hung cuInit's waits: a function of its own, so that the
+ * frame-pointer unwinding of its off-CPU stack (whose innermost frame,
+ * libc's, keeps no frame pointer) skips this one and names cuInit. */
+static __attribute__((noinline)) void nap(void)
+{
+	struct timespec t = { 0, 100000000 };
+	while (nanosleep(&t, &t))
+		;
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+API CUresult cuInit(unsigned flags)
+{
+	const char *hang = getenv("GR_MOCK_CUINIT_HANG");
+	if (hang) {
+		/* SECONDS as 100 ms waits, exactly that many. */
+		long n = (long)(atof(hang) * 10 + 0.5);
+		for (long i = 0; i < n; i++)
+			nap();
+		return 999; /* CUDA_ERROR_UNKNOWN: what it gives up with */
+	}
+	return flags ? 1 : 0; /* CUDA_ERROR_INVALID_VALUE: flags must be 0 */
 }
 
 /* A module function, laid out where gpurecd looks as the real driver's

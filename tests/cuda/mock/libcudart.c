@@ -6,12 +6,33 @@
  * cudaMalloc, cudaMemcpy, cudaMemcpyAsync, the pinned-memory calls and
  * the graph calls call their driver counterparts; cudaDeviceReset forgets
  * the handles.  So one runtime call crosses two hooked layers, as on a GPU
- * host. */
+ * host.  Every entry point but __cudaRegisterFunction initializes the
+ * driver on first use (cuInit(0), once per process), as the real runtime
+ * does: under a hooked runtime call it is folded into that call's row, and
+ * under cudaGetDeviceCount (not hooked) or a runtime launch whose probes
+ * are left to the driver it is a cuda_api row of its own. */
+#include <pthread.h>
 #include <string.h>
 
 #include "mockcuda.h"
 
 #define API __attribute__((visibility("default"), noinline))
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static CUresult init_ret;
+
+static void init_once(void)
+{
+	init_ret = cuInit(0);
+}
+
+/* cudaErrorInitializationError (3) if the driver's initialization
+ * failed, as the real runtime answers every call then. */
+static int init(void)
+{
+	pthread_once(&once, init_once);
+	return init_ret ? 3 : 0;
+}
 
 static struct {
 	const void *stub;
@@ -34,6 +55,8 @@ API void __cudaRegisterFunction(void **handle, const char *hostFun,
 API int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 			 size_t smem, void *stream)
 {
+	if (init())
+		return 3;
 	for (int i = 0; i < nfns; i++) {
 		if (fns[i].stub != func)
 			continue;
@@ -49,10 +72,21 @@ API int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 			      args, NULL);
 }
 
+/* The devices there are: one, once the driver is up. */
+API int cudaGetDeviceCount(int *n)
+{
+	if (init())
+		return 3;
+	*n = 1;
+	return 0;
+}
+
 /* The context goes, and with it every handle: the next launch of each
  * kernel gets a new one. */
 API int cudaDeviceReset(void)
 {
+	if (init())
+		return 3;
 	for (int i = 0; i < nfns; i++)
 		fns[i].k = NULL;
 	return 0;
@@ -60,11 +94,15 @@ API int cudaDeviceReset(void)
 
 API int cudaMalloc(void **p, size_t bytes)
 {
+	if (init())
+		return 3;
 	return cuMemAlloc_v2((CUdeviceptr *)p, bytes);
 }
 
 API int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
 {
+	if (init())
+		return 3;
 	(void)kind;
 	return cuMemcpyHtoD_v2((CUdeviceptr)dst, src, bytes);
 }
@@ -73,6 +111,8 @@ API int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
 API int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind,
 			CUstream s)
 {
+	if (init())
+		return 3;
 	if (kind == 2)
 		return cuMemcpyDtoHAsync_v2(dst, (CUdeviceptr)src, bytes, s);
 	return cuMemcpyHtoDAsync_v2((CUdeviceptr)dst, src, bytes, s);
@@ -80,57 +120,79 @@ API int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind,
 
 API int cudaMallocHost(void **p, size_t bytes)
 {
+	if (init())
+		return 3;
 	return cuMemAllocHost_v2(p, bytes);
 }
 
 API int cudaHostAlloc(void **p, size_t bytes, unsigned flags)
 {
+	if (init())
+		return 3;
 	return cuMemHostAlloc(p, bytes, flags);
 }
 
 API int cudaFreeHost(void *p)
 {
+	if (init())
+		return 3;
 	return cuMemFreeHost(p);
 }
 
 API int cudaHostRegister(void *p, size_t bytes, unsigned flags)
 {
+	if (init())
+		return 3;
 	return cuMemHostRegister_v2(p, bytes, flags);
 }
 
 API int cudaHostUnregister(void *p)
 {
+	if (init())
+		return 3;
 	return cuMemHostUnregister(p);
 }
 
 /* Graphs, each over its driver call (one row whichever layer). */
 API int cudaStreamBeginCapture(void *stream, int mode)
 {
+	if (init())
+		return 3;
 	return cuStreamBeginCapture_v2(stream, mode);
 }
 
 API int cudaStreamEndCapture(void *stream, CUgraph *g)
 {
+	if (init())
+		return 3;
 	return cuStreamEndCapture(stream, g);
 }
 
 API int cudaGraphInstantiate(CUgraphExec *e, CUgraph g,
 			     unsigned long long flags)
 {
+	if (init())
+		return 3;
 	return cuGraphInstantiateWithFlags(e, g, flags);
 }
 
 API int cudaGraphLaunch(CUgraphExec e, void *stream)
 {
+	if (init())
+		return 3;
 	return cuGraphLaunch(e, stream);
 }
 
 API int cudaGraphExecDestroy(CUgraphExec e)
 {
+	if (init())
+		return 3;
 	return cuGraphExecDestroy(e);
 }
 
 API int cudaGraphDestroy(CUgraph g)
 {
+	if (init())
+		return 3;
 	return cuGraphDestroy(g);
 }

@@ -50,6 +50,7 @@ typedef struct {
 	size_t WidthInBytes, Height;
 } CUDA_MEMCPY2D;
 
+CUresult cuInit(unsigned flags);
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
 CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary l, const char *name);
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -83,6 +84,7 @@ CUresult cuGraphDestroy(CUgraph g);
 typedef struct { unsigned x, y, z; } dim3;
 int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 		     size_t smem, void *stream);
+int cudaGetDeviceCount(int *n);
 int cudaMalloc(void **p, size_t bytes);
 int cudaDeviceReset(void);
 int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind);
