@@ -387,7 +387,10 @@ TEST(rotation_and_retention_small_budget)
 	/* The cap holds after every deletion (one open segment of slack). */
 	CHECK(st.disk_bytes <= (400 << 10) + (64 << 10) + (32 << 10));
 	CHECK_EQ_INT(gr_writer__close(w), 0);
-	CHECK_EQ_INT(count_lines(dir, "delete "), (int)st.deleted);
+	/* Closing seals the last segment, and retention may then delete
+	 * one more to keep the cap. */
+	int deletes = count_lines(dir, "delete ");
+	CHECK(deletes == (int)st.deleted || deletes == (int)st.deleted + 1);
 	CHECK_EQ_INT(count_segments(dir),
 		     count_lines(dir, "seal ") - count_lines(dir, "delete "));
 	/* What is left verifies and holds exactly the manifest's events. */
