@@ -81,5 +81,6 @@ for r in gpu-health xid gpu-util; do
 	say "== report $r"
 	"$BIN/gpurec" --data "$W/data" report "$r" 2>&1 | tee -a "$OUT/gpu_health.txt"
 done
+say "cuInit calls recorded (PyTorch's driver initialization, hooked): $(q sql "SELECT count(*), count(DISTINCT pid), max(dur) FROM cuda_api WHERE api = 'cuInit'" | tail -1)"
 say "drops: $(q sql "SELECT group_concat(source || '=' || count) FROM drops" | tail -1)"
 rm -rf "$W"
