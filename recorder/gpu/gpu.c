@@ -28,6 +28,9 @@
 #define RETRY_NS (10 * 1000000000ll)	/* a lost GPU, asked again */
 #define EVENT_WAIT_MS 200		/* the event thread's stop latency */
 #define KMSG_CURSOR ".kmsg-cursor"
+/* PCIe throughput's 20 ms waits: at most this often per GPU (a sample a
+ * little early still counts). */
+#define PCIE_EVERY_NS (990 * 1000000ll)
 
 struct nvml {
 	void *lib;
@@ -43,7 +46,7 @@ struct nvml {
 enum metric {
 	M_UTIL, M_SM, M_MEMCLK, M_POWER, M_PLIMIT, M_TEMP, M_MEM, M_THR,
 	M_TX, M_RX, M_REPLAY, M_SBE, M_DBE, M_REMAP, M_RETIRED, M_NVLINK,
-	M_PERSIST, M_PROCS, M_PUTIL,
+	M_PERSIST, M_PROCS, M_PUTIL, M_MEM2,
 };
 
 struct dev {
@@ -62,6 +65,7 @@ struct dev {
 	unsigned long long prev_mask;
 	int prev_persist;	/* -1: unknown */
 	unsigned long long putil_seen;	/* process utilization's µs stamp */
+	int64_t pcie_at;	/* monotonic ns of the last PCIe throughput */
 };
 
 /* What a thread saw, queued for the loop: a row whose string columns
@@ -447,7 +451,15 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 	if (ASK(g, d, M_TEMP,
 		n->nvmlDeviceGetTemperature(d->h, NVML_TEMPERATURE_GPU, &v)))
 		set_int(it, GR_gpu_temp_c, v);
-	if (ASK(g, d, M_MEM, n->nvmlDeviceGetMemoryInfo(d->h, &mem))) {
+	/* Version 2 first: used without the driver's reserved memory, as
+	 * nvidia-smi shows it. */
+	nvmlMemory_v2_t m2 = { .version = nvmlMemory_v2 };
+	if (!(d->unsup >> M_MEM2 & 1) && n->nvmlDeviceGetMemoryInfo_v2 &&
+	    !d->lost && ok(g, d, M_MEM2, n->nvmlDeviceGetMemoryInfo_v2(d->h, &m2))) {
+		set_int(it, GR_gpu_mem_used, (int64_t)m2.used);
+		set_int(it, GR_gpu_mem_total, (int64_t)m2.total);
+	} else if ((!n->nvmlDeviceGetMemoryInfo_v2 || d->unsup >> M_MEM2 & 1) &&
+		   ASK(g, d, M_MEM, n->nvmlDeviceGetMemoryInfo(d->h, &mem))) {
 		set_int(it, GR_gpu_mem_used, (int64_t)mem.used);
 		set_int(it, GR_gpu_mem_total, (int64_t)mem.total);
 	}
@@ -469,12 +481,18 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 			throttle_events(g, d, ts, c);
 		}
 	}
-	if (ASK(g, d, M_TX, n->nvmlDeviceGetPcieThroughput(
-				   d->h, NVML_PCIE_UTIL_TX_BYTES, &v)))
-		set_int(it, GR_gpu_pcie_tx, (int64_t)v * 1024);
-	if (ASK(g, d, M_RX, n->nvmlDeviceGetPcieThroughput(
-				   d->h, NVML_PCIE_UTIL_RX_BYTES, &v)))
-		set_int(it, GR_gpu_pcie_rx, (int64_t)v * 1024);
+	/* NVML samples PCIe throughput over 20 ms while the caller waits:
+	 * at most once a second per GPU, or the sampler would spend most of
+	 * a short period waiting. */
+	if (t0 - d->pcie_at >= PCIE_EVERY_NS) {
+		d->pcie_at = t0;
+		if (ASK(g, d, M_TX, n->nvmlDeviceGetPcieThroughput(
+					   d->h, NVML_PCIE_UTIL_TX_BYTES, &v)))
+			set_int(it, GR_gpu_pcie_tx, (int64_t)v * 1024);
+		if (ASK(g, d, M_RX, n->nvmlDeviceGetPcieThroughput(
+					   d->h, NVML_PCIE_UTIL_RX_BYTES, &v)))
+			set_int(it, GR_gpu_pcie_rx, (int64_t)v * 1024);
+	}
 	if (ASK(g, d, M_REPLAY, n->nvmlDeviceGetPcieReplayCounter(d->h, &v)))
 		set_int(it, GR_gpu_pcie_replays,
 			(int64_t)delta(v, &d->prev_replay, d->have_prev));

@@ -15,6 +15,7 @@
  *   nvmlDeviceGetCurrentClocksEventReasons (r535) ->
  *     nvmlDeviceGetCurrentClocksThrottleReasons (same bits)
  *   nvmlEventSetWait_v2 -> nvmlEventSetWait
+ *   nvmlDeviceGetMemoryInfo_v2 -> unversioned (used includes reserved)
  */
 #ifndef GR_RECORDER_GPU_NVML_H
 #define GR_RECORDER_GPU_NVML_H
@@ -129,8 +130,17 @@ typedef struct nvmlUtilization_st {
 } nvmlUtilization_t;
 
 typedef struct nvmlMemory_st {
-	unsigned long long total, free, used;	/* bytes */
+	unsigned long long total, free, used;	/* bytes; used includes the
+						 * driver's reserved memory */
 } nvmlMemory_t;
+
+/* nvmlDeviceGetMemoryInfo_v2 (r510+): used without the driver's reserved
+ * memory, as nvidia-smi shows it; version is nvmlMemory_v2. */
+typedef struct nvmlMemory_v2_st {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;	/* bytes */
+} nvmlMemory_v2_t;
+#define nvmlMemory_v2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | 2u << 24))
 
 typedef struct nvmlProcessInfo_v1_st {
 	unsigned int pid;
@@ -193,6 +203,8 @@ typedef struct nvmlEventData_st {
 	     (nvmlDevice_t d, nvmlTemperatureSensors_t s, unsigned int *c))    \
 	NVML(nvmlReturn_t, nvmlDeviceGetMemoryInfo,                            \
 	     (nvmlDevice_t d, nvmlMemory_t *m))                                \
+	NVML(nvmlReturn_t, nvmlDeviceGetMemoryInfo_v2,                         \
+	     (nvmlDevice_t d, nvmlMemory_v2_t *m))                             \
 	NVML(nvmlReturn_t, nvmlDeviceGetCurrentClocksEventReasons,             \
 	     (nvmlDevice_t d, unsigned long long *mask))                       \
 	NVML(nvmlReturn_t, nvmlDeviceGetCurrentClocksThrottleReasons,          \

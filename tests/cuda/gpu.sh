@@ -41,9 +41,9 @@ done
 sleep 2.2 # the NVML Xid waits 2 s for a kernel log line
 stop_gpurecd
 
-eq "device 0: its first samples, exactly (counters as increases)" \
-	"$(q "SELECT util_gpu, util_mem, sm_clock, power_mw, temp_c, mem_used, coalesce(throttle, '-'), throttle_mask, pcie_tx, pcie_rx, pcie_replays, ecc_corrected, ecc_uncorrected, remap_pending, remapped_corr, nvlink_crc FROM gpu WHERE gpu = 0 ORDER BY ts LIMIT 5")" \
-	"10,5,1980,100000,40,1073741824,-,0,102400,204800,7,2,0,0,1,12 90,60,1980,650000,61,2147483648,sw_power_cap,4,102400,204800,0,3,0,0,1,0 97,60,1755,650000,88,2147483648,\"sw_power_cap,hw_thermal\",68,102400,204800,2,0,0,0,1,4 20,60,1980,120000,70,2147483648,-,0,102400,204800,0,0,0,1,1,0 20,60,1980,120000,70,2147483648,-,0,102400,204800,0,0,0,1,1,0 "
+eq "device 0: its first samples, exactly (counters as increases; PCIe throughput once a second)" \
+	"$(q "SELECT util_gpu, util_mem, sm_clock, power_mw, temp_c, mem_used, coalesce(throttle, '-'), throttle_mask, coalesce(pcie_tx, '-'), coalesce(pcie_rx, '-'), pcie_replays, ecc_corrected, ecc_uncorrected, remap_pending, remapped_corr, nvlink_crc FROM gpu WHERE gpu = 0 ORDER BY ts LIMIT 5")" \
+	"10,5,1980,100000,40,1073741824,-,0,102400,204800,7,2,0,0,1,12 90,60,1980,650000,61,2147483648,sw_power_cap,4,-,-,0,3,0,0,1,0 97,60,1755,650000,88,2147483648,\"sw_power_cap,hw_thermal\",68,-,-,2,0,0,0,1,4 20,60,1980,120000,70,2147483648,-,0,-,-,0,0,0,1,1,0 20,60,1980,120000,70,2147483648,-,0,-,-,0,0,0,1,1,0 "
 eq "device 0: identity on every row" \
 	"$(q "SELECT count(DISTINCT uuid || pci || name || mem_total || power_limit_mw), min(uuid), min(pci), min(name), min(mem_total), min(power_limit_mw) FROM gpu WHERE gpu = 0")" \
 	"1,GPU-00000000-1111-2222-3333-444444444444,0000:3b:00.0,NVIDIA H100 80GB HBM3,85899345920,700000 "

@@ -962,6 +962,25 @@ API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 	return leave(r);
 }
 
+/* Version 2: the mock's GPUs reserve nothing, so used is the same. */
+API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
+{
+	nvmlReturn_t r = enter_dev(F_nvmlDeviceGetMemoryInfo_v2, d);
+	if (r == NVML_SUCCESS && !d->has_mem_total)
+		r = NVML_ERROR_NOT_SUPPORTED;
+	if (r == NVML_SUCCESS && (!m || m->version != nvmlMemory_v2))
+		r = m ? (nvmlReturn_t)25 /* ARGUMENT_VERSION_MISMATCH */
+		      : NVML_ERROR_INVALID_ARGUMENT;
+	if (r == NVML_SUCCESS) {
+		unsigned long long used = value(d, K_USED);
+		m->total = d->mem_total;
+		m->reserved = 0;
+		m->used = used;
+		m->free = used < d->mem_total ? d->mem_total - used : 0;
+	}
+	return leave(r);
+}
+
 API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d,
 						       unsigned long long *mask)
 {
