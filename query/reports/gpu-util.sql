@@ -1,10 +1,10 @@
 -- name: gpu-util
--- description: utilization is not work: per GPU and minute, NVML's utilization beside what the processes on that GPU did (launches/s, copy bytes, sync wait, time in NCCL); flagged where utilization stays high while launches/s fall to 1/drop of the GPU's own median minute or less
+-- description: utilization is not work: per GPU and minute, NVML's utilization beside what the processes on that GPU did (launches/s of all kernels and of the main kernel, the one launched most there; copy bytes, sync wait, time in NCCL); flagged where utilization stays high while the main kernel's launches/s fall to 1/drop of the GPU's median busy minute or less
 -- param: busy_pct=80 average utilization at or over this % is high
--- param: drop=2 flag a busy minute whose launches/s are this many times below the median
+-- param: drop=2 flag a busy minute whose main-kernel launches/s are this many times below the median
 WITH u AS (
   SELECT host, gpu, pci, ts / 60000000000 * 60000000000 AS minute,
-         count(*) AS samples, round(avg(util_gpu), 1) AS util_pct,
+         round(avg(util_gpu), 1) AS util_pct,
          round(avg(sm_clock)) AS sm_mhz, round(avg(power_mw) / 1000.0) AS watts
   FROM gpu GROUP BY host, gpu, pci, minute
 ), on_gpu AS (
@@ -13,10 +13,29 @@ WITH u AS (
   FROM gpu_process
 ), api AS (
   SELECT host, pid, minute,
-         sum(CASE WHEN api LIKE '%Launch%' THEN calls ELSE 0 END) AS launches,
          sum(CASE WHEN api LIKE '%Synchronize%' THEN dur_total ELSE 0 END)
              AS sync_ns
   FROM sum_api GROUP BY host, pid, minute
+), kn AS (
+  SELECT o.host, o.pci, o.minute, k.kernel, sum(k.launches) AS n
+  FROM on_gpu o
+  JOIN sum_kernel k ON k.host = o.host AND k.pid = o.pid
+                   AND k.minute = o.minute
+  GROUP BY o.host, o.pci, o.minute, k.kernel
+), main AS (
+  -- The GPU's main kernel: the one its processes launched most.
+  SELECT host, pci, kernel FROM (
+    SELECT host, pci, kernel,
+           row_number() OVER (PARTITION BY host, pci
+                              ORDER BY sum(n) DESC, kernel) AS r
+    FROM kn GROUP BY host, pci, kernel)
+  WHERE r = 1
+), k AS (
+  SELECT kn.host, kn.pci, kn.minute, sum(kn.n) AS launches,
+         sum(CASE WHEN kn.kernel IS main.kernel THEN kn.n ELSE 0 END)
+             AS main_launches
+  FROM kn LEFT JOIN main ON main.host = kn.host AND main.pci = kn.pci
+  GROUP BY kn.host, kn.pci, kn.minute
 ), cp AS (
   SELECT host, pid, minute, sum(bytes) AS bytes
   FROM sum_memcpy GROUP BY host, pid, minute
@@ -26,7 +45,6 @@ WITH u AS (
   FROM nccl GROUP BY host, pid, minute
 ), w AS (
   SELECT o.host, o.pci, o.minute, count(DISTINCT o.pid) AS procs,
-         sum(coalesce(a.launches, 0)) AS launches,
          sum(coalesce(a.sync_ns, 0)) AS sync_ns,
          sum(coalesce(c.bytes, 0)) AS copy_bytes,
          sum(coalesce(n.nccl_ns, 0)) AS nccl_ns
@@ -37,25 +55,30 @@ WITH u AS (
   GROUP BY o.host, o.pci, o.minute
 ), m AS (
   SELECT u.*, coalesce(w.procs, 0) AS procs,
-         round(coalesce(w.launches, 0) / 60.0, 1) AS launches_s,
+         round(coalesce(k.launches, 0) / 60.0, 1) AS launches_s,
+         round(coalesce(k.main_launches, 0) / 60.0, 1) AS main_s,
          coalesce(w.copy_bytes, 0) AS copy_bytes,
          round(coalesce(w.sync_ns, 0) / 1e9, 2) AS sync_s,
          round(coalesce(w.nccl_ns, 0) / 1e9, 2) AS nccl_s
-  FROM u LEFT JOIN w ON w.host = u.host AND w.pci = u.pci
-                     AND w.minute = u.minute
+  FROM u
+  LEFT JOIN w ON w.host = u.host AND w.pci = u.pci AND w.minute = u.minute
+  LEFT JOIN k ON k.host = u.host AND k.pci = u.pci AND k.minute = u.minute
 ), med AS (
-  SELECT host, pci, median(launches_s) AS med_launches_s
-  FROM m WHERE util_pct >= :busy_pct AND launches_s > 0
+  SELECT host, pci, median(main_s) AS med_main_s
+  FROM m WHERE util_pct >= :busy_pct AND main_s > 0
   GROUP BY host, pci
 )
 SELECT m.host, m.gpu, m.pci, m.minute, m.util_pct, m.sm_mhz, m.watts,
-       m.procs, m.launches_s, med.med_launches_s, m.copy_bytes, m.sync_s,
-       m.nccl_s,
-       CASE WHEN m.util_pct >= :busy_pct AND med.med_launches_s > 0
-                 AND m.launches_s * :drop <= med.med_launches_s
-            THEN 'busy, not working: ' ||
-                 round(med.med_launches_s / max(m.launches_s, 0.1), 1) ||
-                 'x fewer launches/s than the median'
-       END AS flag
-FROM m LEFT JOIN med ON med.host = m.host AND med.pci = m.pci
+       m.procs, m.launches_s, m.main_s, med.med_main_s, m.copy_bytes,
+       m.sync_s, m.nccl_s,
+       CASE WHEN m.util_pct >= :busy_pct AND med.med_main_s > 0
+                 AND m.main_s * :drop <= med.med_main_s
+            THEN 'busy, not working: main kernel ' ||
+                 round(med.med_main_s / max(m.main_s, 0.1), 1) ||
+                 'x below its median'
+       END AS flag,
+       main.kernel AS main_kernel
+FROM m
+LEFT JOIN med ON med.host = m.host AND med.pci = m.pci
+LEFT JOIN main ON main.host = m.host AND main.pci = m.pci
 ORDER BY m.host, m.gpu, m.minute

@@ -1,11 +1,11 @@
 -- name: xid
--- description: each Xid (the GPU's error reports), then what every process on that GPU was doing in the seconds before: its CUDA calls and errors, its last call, and the longest time one of its threads was off the CPU with its state and stack
+-- description: each Xid (the GPU's error reports), then what every process on that GPU was doing in the seconds before: its CUDA calls and errors, its last call, and its off-CPU time around the Xid with state and stack (of the thread that made the last call, else the longest)
 -- param: before_s=10 seconds before the Xid looked at
 WITH x AS (
   SELECT host, ts, gpu, pci, xid, pid AS xpid, comm AS xcomm, source,
          meaning, action, text
   FROM gpu_event WHERE kind = 'xid'
-), p AS (
+), q AS (
   -- The processes on its GPU: seen there by NVML in the minute before,
   -- and the one the driver named.
   SELECT DISTINCT x.host, x.ts, x.pci, gp.pid
@@ -14,6 +14,15 @@ WITH x AS (
    AND gp.ts BETWEEN x.ts - 60000000000 AND x.ts + 2000000000
   UNION
   SELECT host, ts, pci, xpid FROM x WHERE xpid IS NOT NULL
+), p AS (
+  -- With the thread of its last CUDA call before the Xid.
+  SELECT q.*,
+         (SELECT c.tid FROM cuda_api c
+          WHERE c.host = q.host AND c.pid = q.pid
+            AND c.ts BETWEEN q.ts - :before_s * 1000000000
+                         AND q.ts + 1000000000
+          ORDER BY c.ts DESC LIMIT 1) AS ltid
+  FROM q
 )
 SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
        p.pid,
@@ -35,12 +44,22 @@ SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
           AND c.ts BETWEEN x.ts - :before_s * 1000000000
                        AND x.ts + 1000000000
         ORDER BY c.ts DESC LIMIT 1) AS last_call,
-       (SELECT o.state || ' ' || round(o.dur / 1e9, 3) || ' s tid ' ||
-               o.tid || coalesce(': ' || o.stack, '')
-        FROM offcpu o
-        WHERE o.host = x.host AND o.pid = p.pid
-          AND o.ts BETWEEN x.ts - 3600000000000 AND x.ts + 1000000000
-          AND o.ts + o.dur >= x.ts - :before_s * 1000000000
-        ORDER BY o.dur DESC LIMIT 1) AS offcpu
+       -- The thread that made the last CUDA call first (an idle pool
+       -- thread's long sleep says nothing), else the longest.
+       coalesce(
+         (SELECT o.state || ' ' || round(o.dur / 1e9, 3) || ' s tid ' ||
+                 o.tid || coalesce(': ' || o.stack, '')
+          FROM offcpu o
+          WHERE o.host = x.host AND o.pid = p.pid AND o.tid = p.ltid
+            AND o.ts BETWEEN x.ts - 3600000000000 AND x.ts + 1000000000
+            AND o.ts + o.dur >= x.ts - :before_s * 1000000000
+          ORDER BY o.dur DESC LIMIT 1),
+         (SELECT o.state || ' ' || round(o.dur / 1e9, 3) || ' s tid ' ||
+                 o.tid || coalesce(': ' || o.stack, '')
+          FROM offcpu o
+          WHERE o.host = x.host AND o.pid = p.pid
+            AND o.ts BETWEEN x.ts - 3600000000000 AND x.ts + 1000000000
+            AND o.ts + o.dur >= x.ts - :before_s * 1000000000
+          ORDER BY o.dur DESC LIMIT 1)) AS offcpu
 FROM x LEFT JOIN p ON p.host = x.host AND p.ts = x.ts AND p.pci = x.pci
 ORDER BY x.ts, x.pci, p.pid

@@ -28,9 +28,12 @@
 #define RETRY_NS (10 * 1000000000ll)	/* a lost GPU, asked again */
 #define EVENT_WAIT_MS 200		/* the event thread's stop latency */
 #define KMSG_CURSOR ".kmsg-cursor"
-/* PCIe throughput's 20 ms waits: at most this often per GPU (a sample a
- * little early still counts). */
-#define PCIE_EVERY_NS (990 * 1000000ll)
+/* The costly asks, this often per GPU at most (a sample a little early
+ * still counts): PCIe throughput makes the caller wait 21 ms and spends
+ * ~0.95 ms of CPU per direction, the replay counter 0.18 ms, against
+ * 2-10 us for each of the others (H100, driver 580: BENCHMARKS.md,
+ * tests/gpu/nvml_cost.py). */
+#define SLOW_EVERY_NS (9900 * 1000000ll)
 
 struct nvml {
 	void *lib;
@@ -65,7 +68,8 @@ struct dev {
 	unsigned long long prev_mask;
 	int prev_persist;	/* -1: unknown */
 	unsigned long long putil_seen;	/* process utilization's µs stamp */
-	int64_t pcie_at;	/* monotonic ns of the last PCIe throughput */
+	int64_t pcie_at;	/* monotonic ns of the last PCIe asks */
+	int have_replay;	/* prev_replay is this run's */
 };
 
 /* What a thread saw, queued for the loop: a row whose string columns
@@ -279,7 +283,7 @@ static void lost(struct gr_gpu *g, struct dev *d, nvmlReturn_t r)
 		return;
 	d->lost = 1;
 	d->lost_at = now_ns(CLOCK_MONOTONIC);
-	d->have_prev = 0;
+	d->have_prev = d->have_replay = 0;
 	push(g, event_item(d, now_ns(CLOCK_REALTIME), "gpu_lost",
 			   nvml_err(g, r), "nvml"));
 }
@@ -481,10 +485,8 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 			throttle_events(g, d, ts, c);
 		}
 	}
-	/* NVML samples PCIe throughput over 20 ms while the caller waits:
-	 * at most once a second per GPU, or the sampler would spend most of
-	 * a short period waiting. */
-	if (t0 - d->pcie_at >= PCIE_EVERY_NS) {
+	/* PCIe throughput and replays: every 10 s (SLOW_EVERY_NS). */
+	if (t0 - d->pcie_at >= SLOW_EVERY_NS) {
 		d->pcie_at = t0;
 		if (ASK(g, d, M_TX, n->nvmlDeviceGetPcieThroughput(
 					   d->h, NVML_PCIE_UTIL_TX_BYTES, &v)))
@@ -492,10 +494,13 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 		if (ASK(g, d, M_RX, n->nvmlDeviceGetPcieThroughput(
 					   d->h, NVML_PCIE_UTIL_RX_BYTES, &v)))
 			set_int(it, GR_gpu_pcie_rx, (int64_t)v * 1024);
+		if (ASK(g, d, M_REPLAY,
+			n->nvmlDeviceGetPcieReplayCounter(d->h, &v)))
+			set_int(it, GR_gpu_pcie_replays,
+				(int64_t)delta(v, &d->prev_replay,
+					       d->have_replay));
+		d->have_replay = !d->lost;
 	}
-	if (ASK(g, d, M_REPLAY, n->nvmlDeviceGetPcieReplayCounter(d->h, &v)))
-		set_int(it, GR_gpu_pcie_replays,
-			(int64_t)delta(v, &d->prev_replay, d->have_prev));
 	if (ASK(g, d, M_SBE, n->nvmlDeviceGetTotalEccErrors(
 				    d->h, NVML_MEMORY_ERROR_TYPE_CORRECTED,
 				    NVML_VOLATILE_ECC, &c)))
@@ -974,6 +979,9 @@ struct gr_gpu *gr_gpu__open(const struct gr_gpu_opts *o)
 		return NULL;
 	}
 	g->have_sampler = 1;
+	pthread_setname_np(g->sampler, "gpurecd-gpu");
+	if (g->have_waiter)
+		pthread_setname_np(g->waiter, "gpurecd-gpuev");
 	g->o.log("gpu: %d GPU%s, driver %s, sampled every %" PRId64 " ms%s%s",
 		 g->ndev, g->ndev == 1 ? "" : "s",
 		 g->driver[0] ? g->driver : "(unknown)",

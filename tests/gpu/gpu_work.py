@@ -1,7 +1,7 @@
 """gpu_work.py - the workload of tests/gpu/gpu_health.sh: "utilization is
 not work".  Phase 1 (WORK_S seconds) multiplies 4096x4096 matrices as fast
 as it can; phase 2 (SPIN_S seconds) does one such multiply, then spins the
-GPU (torch.cuda._sleep) for about twice as long, so the GPU stays busy
+GPU (torch.cuda._sleep) for about 2.6 times as long, so the GPU stays busy
 while launches and multiplies per second fall about 3x.  Prints one JSON
 line per second (phase, matmuls in that second, torch's memory_reserved)
 and, at the end, its totals."""
@@ -23,7 +23,7 @@ t = time.time()
 torch.cuda._sleep(10_000_000)
 torch.cuda.synchronize()
 cycles_per_s = 10_000_000 / (time.time() - t)
-spin = int(2 * mm_s * cycles_per_s)
+spin = int(2.6 * mm_s * cycles_per_s)
 print(json.dumps({"pid": os.getpid(), "matmul_ms": round(mm_s * 1e3, 3),
                   "spin_cycles": spin}), flush=True)
 
