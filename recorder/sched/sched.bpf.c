@@ -11,7 +11,9 @@
  * the current task, which bpf_get_stack needs); the interval is emitted
  * when it comes back if it lasted at least offcpu_min_ns.  A tracked thread
  * that is woken or preempted is runnable from then until it runs: one runq
- * record of that wait.
+ * record of that wait.  An interval that does not end (a thread stuck in
+ * state D) is read from `threads` by gpurecd every 5 s and written in
+ * pieces meanwhile (recorder/sched/sched.c, gr_sched__walk).
  *
  * Now and then (about one switch in a few thousand on the 6.18 test
  * machines, on a CPU leaving idle) the tracepoint does not run the program
