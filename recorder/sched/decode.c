@@ -57,19 +57,35 @@ static void decode_runq(const struct gr_dctx *d, const struct gr_runq *e,
 	r->v[GR_runq_cpu] = e->cpu;
 }
 
+/* The index of the first entry of @o whose tid is not below @tid. */
+static size_t open_lower(const struct gr_sched_opens *o, uint32_t tid)
+{
+	size_t lo = 0, hi = o->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->v[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 struct gr_sched_open *gr_sched__open_find(struct gr_sched_opens *o,
 					  uint32_t tid)
 {
-	for (size_t i = 0; o && i < o->n; i++)
-		if (o->v[i].tid == tid)
-			return &o->v[i];
-	return NULL;
+	if (!o || !o->n)
+		return NULL;
+	size_t i = open_lower(o, tid);
+	return i < o->n && o->v[i].tid == tid ? &o->v[i] : NULL;
 }
 
 void gr_sched__open_drop(struct gr_sched_opens *o, size_t i)
 {
-	if (i < o->n)
-		o->v[i] = o->v[--o->n];
+	if (i >= o->n)
+		return;
+	memmove(&o->v[i], &o->v[i + 1], (o->n - i - 1) * sizeof(*o->v));
+	o->n--;
 }
 
 void gr_sched__open_free(struct gr_sched_opens *o)
@@ -127,7 +143,10 @@ int gr_sched__open_piece(const struct gr_dctx *d,
 			os->v = v;
 			os->cap = cap;
 		}
-		o = &os->v[os->n++];
+		size_t i = open_lower(os, e->tid);
+		memmove(&os->v[i + 1], &os->v[i], (os->n - i) * sizeof(*os->v));
+		os->n++;
+		o = &os->v[i];
 		*o = (struct gr_sched_open){ e->tid, e->pid, e->ts, e->ts, 0 };
 	}
 	if (now <= o->until)

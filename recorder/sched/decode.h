@@ -20,7 +20,7 @@ struct gr_sched_open {
 	uint64_t seen;		/* the last walk that found it open */
 };
 struct gr_sched_opens {
-	struct gr_sched_open *v;
+	struct gr_sched_open *v;	/* by tid, ascending */
 	size_t n, cap;
 };
 
@@ -56,7 +56,7 @@ int gr_sched__open_piece(const struct gr_dctx *d,
 /* The entry of @tid in @o, or NULL. */
 struct gr_sched_open *gr_sched__open_find(struct gr_sched_opens *o,
 					  uint32_t tid);
-/* Forgets entry @i of @o (the last one takes its place). */
+/* Forgets entry @i of @o (the entries after it move down one). */
 void gr_sched__open_drop(struct gr_sched_opens *o, size_t i);
 void gr_sched__open_free(struct gr_sched_opens *o);
 

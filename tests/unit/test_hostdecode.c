@@ -246,6 +246,30 @@ TEST(offcpu_open_pieces)
 	CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + (int64_t)x.ts);
 	CHECK_EQ_INT(r.v[GR_offcpu_dur], 2000);
 	CHECK_EQ_INT(open.n, 0);
+
+	/* Many threads at once, in any order: each its own. */
+	static const uint32_t tids[] = { 50, 7, 900, 3, 120, 64, 65, 1 };
+	for (int i = 0; i < 8; i++) {
+		o.tid = tids[i];
+		o.ts = 1000 + tids[i];
+		CHECK_EQ_INT(gr_sched__open_piece(&dctx, &k, &o, &r),
+			     GR_T_offcpu);
+	}
+	CHECK_EQ_INT(open.n, 8);
+	for (size_t i = 1; i < open.n; i++)
+		CHECK(open.v[i - 1].tid < open.v[i].tid);
+	for (int i = 7; i >= 0; i--) {
+		x = o;
+		x.tid = tids[i];
+		x.ts = 1000 + tids[i];
+		x.dur = 5000;
+		CHECK_EQ_INT(gr_sched__decode(&dctx, &k, &x, sizeof(x), &r),
+			     GR_T_offcpu);
+		CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + 1000 + tids[i] + 2000);
+		CHECK_EQ_INT(r.v[GR_offcpu_dur], 3000);
+		CHECK(!gr_sched__open_find(&open, tids[i]));
+		CHECK_EQ_INT(open.n, (size_t)i);
+	}
 	gr_sched__open_free(&open);
 }
 
