@@ -516,7 +516,10 @@ static int cuda_poll(void) { return gr_cuda__poll(d.cuda); }
 static void cuda_close(void) { gr_cuda__close(d.cuda); }
 static int host_fd(void) { return gr_host__fd(d.host); }
 static int host_poll(void) { return gr_host__poll(d.host); }
-static void host_flush(int64_t now) { gr_host__flush(d.host, now); }
+static void host_flush(int64_t now)
+{
+	gr_host__flush(d.host, now, d.stopping);
+}
 static void host_close(void) { gr_host__close(d.host); }
 
 static void cuda_flush(int64_t now)
@@ -977,6 +980,7 @@ static void sandbox_and_run(void)
 /* Flush, seal, then the probes.  Returns the exit code. */
 static int finish(void)
 {
+	d.stopping = 1; /* the last flush, whatever ended the loop */
 	flush_all();
 	write_status("stopped");
 	struct memory m;

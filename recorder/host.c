@@ -202,6 +202,7 @@ void gr_host__close(struct gr_host *h)
 		if (h->fam[f].skel)
 			h->fam[f].destroy(h->fam[f].skel);
 	gr_ptab__clear(&h->procs);
+	gr_sched__open_free(&h->opens);
 	gr_stacks__free(h->stacks);
 	gr_cgroups__free(h->cgroups);
 	free(h->segment);
@@ -249,11 +250,14 @@ static void family_drops(struct gr_host *h, enum gr_family f, int64_t ts)
 		gr_family__drops(h->o.w, f, x->drops, x->drops_seen, ts);
 }
 
-void gr_host__flush(struct gr_host *h, int64_t now_ns)
+void gr_host__flush(struct gr_host *h, int64_t now_ns, int last)
 {
 	if (!h)
 		return;
 	gr_host__poll(h);
+	/* After the drain: an interval whose record was waiting is closed
+	 * already. */
+	gr_sched__walk(h, last);
 	/* proc's last: the order the sources were first seen in, which
 	 * status.json's drops object keeps, stays what it was. */
 	for (int f = 0; f < GR_NFAMILIES; f++)

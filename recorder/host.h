@@ -67,7 +67,9 @@ uint64_t gr_host__recovered(const struct gr_host *h);
 
 /* Called before each writer flush: drops rows, `process` rows of live
  * traced processes again in a new segment (so each segment names the
- * processes it holds), and forgets exited processes nobody asked about. */
-void gr_host__flush(struct gr_host *h, int64_t now_ns);
+ * processes it holds), and forgets exited processes nobody asked about.
+ * Every 5 s, and at the @last flush, rows for the off-CPU intervals in
+ * state D that have not ended yet (recorder/sched/sched.c). */
+void gr_host__flush(struct gr_host *h, int64_t now_ns, int last);
 
 #endif

@@ -14,6 +14,7 @@
 #include "recorder/host.h"
 #include "recorder/proc/ptab.h"
 #include "recorder/row.h"
+#include "recorder/sched/decode.h"
 
 #define GR_HOST_LOG(h, ...) (h)->o.log(__VA_ARGS__)
 
@@ -39,6 +40,10 @@ struct gr_host {
 	uint64_t user_drops, user_drops_seen;
 	uint64_t flushes;
 	uint64_t (*recovered)(const void *skel); /* sched's counter */
+	/* sched: off-CPU intervals still open, written in part */
+	struct gr_sched_opens opens;
+	int64_t walked_ns;	/* boot-time ns of the last walk for them */
+	uint64_t walks;
 };
 
 /* A family's BPF object for gr_hfam__open: the skeleton, opened and its
@@ -86,6 +91,11 @@ int gr_hfam__open(struct gr_host *h, enum gr_family f,
  * cannot take it. */
 void gr_host__put(struct gr_host *h, const struct gr_row *r);
 int64_t gr_host__boot_ns(void);
+
+/* sched.c: writes the pieces of off-CPU intervals still open in state D
+ * (every 5 s, or with @last at the last flush); forgets a process's. */
+void gr_sched__walk(struct gr_host *h, int last);
+void gr_sched__forget(struct gr_host *h, uint32_t pid);
 
 /* proc.c: the process table's side of the host. */
 struct gr_pinfo *gr_proc__lookup(struct gr_host *h, uint32_t pid, int add);

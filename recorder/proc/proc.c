@@ -354,8 +354,11 @@ void gr_proc__flush(struct gr_host *h)
 			char path[32];
 			if (p->exited &&
 			    boot - (p->exit_ts - h->o.clock_offset_ns) >
-			    EXITED_KEEP_NS)
+			    EXITED_KEEP_NS) {
+				/* Its records are all drained by now. */
+				gr_sched__forget(h, p->pid);
 				gr_ptab__forget(&h->procs, p);
+			}
 			else if (!p->exited && !p->named && sweep &&
 				 (snprintf(path, sizeof(path), "/proc/%u",
 					   p->pid), access(path, F_OK)))

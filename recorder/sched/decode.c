@@ -57,6 +57,113 @@ static void decode_runq(const struct gr_dctx *d, const struct gr_runq *e,
 	r->v[GR_runq_cpu] = e->cpu;
 }
 
+/* The index of the first entry of @o whose tid is not below @tid. */
+static size_t open_lower(const struct gr_sched_opens *o, uint32_t tid)
+{
+	size_t lo = 0, hi = o->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->v[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct gr_sched_open *gr_sched__open_find(struct gr_sched_opens *o,
+					  uint32_t tid)
+{
+	if (!o || !o->n)
+		return NULL;
+	size_t i = open_lower(o, tid);
+	return i < o->n && o->v[i].tid == tid ? &o->v[i] : NULL;
+}
+
+void gr_sched__open_drop(struct gr_sched_opens *o, size_t i)
+{
+	if (i >= o->n)
+		return;
+	memmove(&o->v[i], &o->v[i + 1], (o->n - i - 1) * sizeof(*o->v));
+	o->n--;
+}
+
+void gr_sched__open_free(struct gr_sched_opens *o)
+{
+	free(o->v);
+	*o = (struct gr_sched_opens){ 0 };
+}
+
+/* An offcpu record whose interval has pieces written already: its last
+ * piece into @r, the interval forgotten.  Returns 1 (@r is set), 0 (not
+ * such an interval: decode it whole) or -1 (nothing left to write). */
+static int last_piece(const struct gr_dctx *d, const struct gr_sched_hooks *k,
+		      const struct gr_offcpu *e, struct gr_row *r)
+{
+	struct gr_sched_open *o = gr_sched__open_find(k->open, e->tid);
+	if (!o)
+		return 0;
+	uint64_t off_ts = o->off_ts, until = o->until, end = e->ts + e->dur;
+	if (e->ts < off_ts)
+		return 0; /* an earlier interval's, late: keep the open one */
+	gr_sched__open_drop(k->open, (size_t)(o - k->open->v));
+	if (e->ts > off_ts)
+		return 0; /* the open one ended unrecorded (its record lost) */
+	if (end <= until)
+		return -1;
+	struct gr_offcpu *p = malloc(sizeof(*p));
+	if (!p)
+		return -1;
+	*p = *e;
+	p->ts = until;
+	p->dur = end - until;
+	decode_offcpu(d, k, p, r);
+	free(p);
+	return 1;
+}
+
+int gr_sched__open_piece(const struct gr_dctx *d,
+			 const struct gr_sched_hooks *k,
+			 const struct gr_offcpu *e, struct gr_row *r)
+{
+	struct gr_sched_opens *os = k->open;
+	struct gr_sched_open *o = gr_sched__open_find(os, e->tid);
+	uint64_t now = e->ts + e->dur;
+	if (o && o->off_ts != e->ts) {
+		/* An interval before it, whose record never came. */
+		gr_sched__open_drop(os, (size_t)(o - os->v));
+		o = NULL;
+	}
+	if (!o) {
+		if (os->n == os->cap) {
+			size_t cap = os->cap ? os->cap * 2 : 16;
+			void *v = realloc(os->v, cap * sizeof(*os->v));
+			if (!v)
+				return -1;
+			os->v = v;
+			os->cap = cap;
+		}
+		size_t i = open_lower(os, e->tid);
+		memmove(&os->v[i + 1], &os->v[i], (os->n - i) * sizeof(*os->v));
+		os->n++;
+		o = &os->v[i];
+		*o = (struct gr_sched_open){ e->tid, e->pid, e->ts, e->ts, 0 };
+	}
+	if (now <= o->until)
+		return -1;
+	struct gr_offcpu *p = malloc(sizeof(*p));
+	if (!p)
+		return -1;
+	*p = *e;
+	p->ts = o->until;
+	p->dur = now - o->until;
+	p->waker_pid = p->waker_tid = 0;
+	o->until = now;
+	decode_offcpu(d, k, p, r);
+	free(p);
+	return GR_T_offcpu;
+}
+
 int gr_sched__decode(const struct gr_dctx *d, const struct gr_sched_hooks *k,
 		     const void *rec, size_t len, struct gr_row *r)
 {
@@ -65,7 +172,12 @@ int gr_sched__decode(const struct gr_dctx *d, const struct gr_sched_hooks *k,
 		return -1;
 	memcpy(&kind, rec, sizeof(kind));
 	if (kind == GR_REC_OFFCPU && len >= sizeof(struct gr_offcpu)) {
-		decode_offcpu(d, k, rec, r);
+		const struct gr_offcpu *e = rec;
+		int last = k && k->open && k->open->n ? last_piece(d, k, e, r) : 0;
+		if (last < 0)
+			return -1;
+		if (!last)
+			decode_offcpu(d, k, e, r);
 		return GR_T_offcpu;
 	}
 	if (kind == GR_REC_RUNQ && len >= sizeof(struct gr_runq)) {

@@ -11,7 +11,9 @@
  * the current task, which bpf_get_stack needs); the interval is emitted
  * when it comes back if it lasted at least offcpu_min_ns.  A tracked thread
  * that is woken or preempted is runnable from then until it runs: one runq
- * record of that wait.
+ * record of that wait.  An interval that does not end (a thread stuck in
+ * state D) is read from `threads` by gpurecd every 5 s and written in
+ * pieces meanwhile (recorder/sched/sched.c, gr_sched__walk).
  *
  * Now and then (about one switch in a few thousand on the 6.18 test
  * machines, on a CPU leaving idle) the tracepoint does not run the program
@@ -39,32 +41,18 @@ const volatile __u64 offcpu_min_ns = 1000000;
 const volatile __u64 runq_min_ns = 0;
 __u64 recovered; /* switch-ins the tracepoint did not show (see above) */
 
-
-struct tstate {
-	__u64 off_ts;		/* left the CPU blocked at; 0 if running */
-	__u64 run_ts;		/* runnable since; 0 if not waiting */
-	__u32 state;
-	__u32 waker_pid, waker_tid;
-	__s32 kbytes, ubytes;
-	__u32 woken;		/* sched_waking seen since it last ran */
-	__u32 away;		/* switched out, switch-in not seen yet */
-	__u64 exec_out;		/* its sum_exec_runtime when it last left */
-	__u64 kstack[GR_KSTACK_DEPTH];
-	__u64 ustack[GR_USTACK_DEPTH];
-	__u64 wstack[GR_WSTACK_DEPTH];
-};
-
-GR_THREAD_MAPS(BPF_MAP_TYPE_HASH, 16384, struct tstate);
+/* Per thread: struct gr_sched_thread (sched.h), which gpurecd reads too. */
+GR_THREAD_MAPS(BPF_MAP_TYPE_HASH, 16384, struct gr_sched_thread);
 
 #define TASK_DEAD_BIT 0x80
 
-static __always_inline struct tstate *tstate_get(__u32 tid)
+static __always_inline struct gr_sched_thread *tstate_get(__u32 tid)
 {
-	struct tstate *t = bpf_map_lookup_elem(&threads, &tid);
+	struct gr_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	if (t)
 		return t;
 	__u32 k = 0;
-	struct tstate *z = bpf_map_lookup_elem(&zero, &k);
+	struct gr_sched_thread *z = bpf_map_lookup_elem(&zero, &k);
 	if (!z)
 		return NULL;
 	if (bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST) &&
@@ -75,9 +63,9 @@ static __always_inline struct tstate *tstate_get(__u32 tid)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
-static __always_inline void emit_offcpu(struct tstate *t, __u32 tgid,
-					__u32 tid, struct task_struct *task,
-					__u64 now)
+static __always_inline void emit_offcpu(struct gr_sched_thread *t,
+					__u32 tgid, __u32 tid,
+					struct task_struct *task, __u64 now)
 {
 	struct gr_offcpu *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -122,8 +110,8 @@ static __always_inline void emit_runq(__u64 since, __u32 tgid, __u32 tid,
 /* prev (current) is leaving, and its interval is still open: its
  * switch-in was not seen.  Emits that interval's records, ended when it
  * came back (see the header). */
-static __always_inline void recover_switch_in(struct tstate *t, __u32 tgid,
-					      __u32 tid,
+static __always_inline void recover_switch_in(struct gr_sched_thread *t,
+					      __u32 tgid, __u32 tid,
 					      struct task_struct *prev,
 					      __u64 now)
 {
@@ -154,7 +142,7 @@ int sched_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	__u64 now = 0;
 	struct task_struct *prev = (void *)ctx->args[1];
-	struct tstate *t;
+	struct gr_sched_thread *t;
 
 	if (prev_state & TASK_DEAD_BIT) {
 		/* Its last interval, if its switch-in went unseen. */
@@ -170,6 +158,7 @@ int sched_switch(struct bpf_raw_tracepoint_args *ctx)
 			if (t->away)
 				recover_switch_in(t, tgid, tid, prev, now);
 			t->away = 1;
+			t->tgid = tgid;
 			t->exec_out = BPF_CORE_READ(prev, se.sum_exec_runtime);
 			if (!preempt && prev_state) {
 				/* Blocked: its stacks say where. */
@@ -226,7 +215,7 @@ int sched_waking(struct bpf_raw_tracepoint_args *ctx)
 	if (!is_tracked(BPF_CORE_READ(p, tgid)))
 		return 0;
 	__u32 tid = BPF_CORE_READ(p, pid);
-	struct tstate *t = bpf_map_lookup_elem(&threads, &tid);
+	struct gr_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t || t->woken)
 		return 0;
 	t->woken = 1;
@@ -245,8 +234,8 @@ static __always_inline int on_wakeup(struct task_struct *p, int fresh)
 	if (!is_tracked(BPF_CORE_READ(p, tgid)))
 		return 0;
 	__u32 tid = BPF_CORE_READ(p, pid);
-	struct tstate *t = fresh ? tstate_get(tid) :
-			   bpf_map_lookup_elem(&threads, &tid);
+	struct gr_sched_thread *t = fresh ? tstate_get(tid) :
+				    bpf_map_lookup_elem(&threads, &tid);
 	if (t && !t->run_ts)
 		t->run_ts = bpf_ktime_get_boot_ns();
 	return 0;

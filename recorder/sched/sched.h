@@ -34,6 +34,24 @@ struct gr_offcpu {
 	__u64 wstack[GR_WSTACK_DEPTH];
 };
 
+/* A thread's state in sched.bpf.c's `threads` hash (keyed by tid), which
+ * gpurecd also reads: every 5 s it walks the map for threads away in
+ * state D for long (recorder/sched/sched.c, gr_sched__walk). */
+struct gr_sched_thread {
+	__u64 off_ts;		/* left the CPU blocked at; 0 if running */
+	__u64 run_ts;		/* runnable since; 0 if not waiting */
+	__u32 state;
+	__u32 waker_pid, waker_tid;
+	__s32 kbytes, ubytes;
+	__u32 woken;		/* sched_waking seen since it last ran */
+	__u32 away;		/* switched out, switch-in not seen yet */
+	__u32 tgid;		/* its process, as it last left the CPU */
+	__u64 exec_out;		/* its sum_exec_runtime when it last left */
+	__u64 kstack[GR_KSTACK_DEPTH];
+	__u64 ustack[GR_USTACK_DEPTH];
+	__u64 wstack[GR_WSTACK_DEPTH];
+};
+
 struct gr_runq {
 	__u32 rec;		/* GR_REC_RUNQ */
 	__u32 pid, tid, cpu;

@@ -54,7 +54,8 @@ static int fake_irq(void *ctx, const struct gr_offcpu *e)
 	return irq_answer;
 }
 
-static const struct gr_sched_hooks hooks = { fake_stack, fake_irq, NULL };
+static const struct gr_sched_hooks hooks = { fake_stack, fake_irq, NULL,
+					     NULL };
 
 static void offcpu_rec(struct gr_offcpu *e)
 {
@@ -173,6 +174,103 @@ TEST(sched_sizes)
 	CHECK_EQ_INT(gr_sched__decode(&dctx, NULL, &q, sizeof(q) - 1, &r), -1);
 	q.rec = GR_REC_BLOCK;	/* another family's kind */
 	CHECK_EQ_INT(gr_sched__decode(&dctx, NULL, &q, sizeof(q), &r), -1);
+}
+
+/* An interval still open written in pieces (the walk every 5 s, the last
+ * flush), then its record: the pieces are contiguous, sum to it, and the
+ * record adds only what is left, with the waker. */
+TEST(offcpu_open_pieces)
+{
+	struct gr_sched_opens open = { 0 };
+	const struct gr_sched_hooks k = { fake_stack, fake_irq, NULL, &open };
+	struct gr_offcpu e, o;
+	struct gr_row r;
+	irq_answer = 0;
+	offcpu_rec(&e);		/* the record: [5000, 5000 + 2500000) */
+	o = e;			/* what the walk sees: no waker, open */
+	o.waker_pid = o.waker_tid = 0;
+	o.dur = 1000000;
+	CHECK_EQ_INT(gr_sched__open_piece(&dctx, &k, &o, &r), GR_T_offcpu);
+	CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + 5000);
+	CHECK_EQ_INT(r.v[GR_offcpu_dur], 1000000);
+	CHECK_EQ_STR(str(r.v[GR_offcpu_state]), "D");
+	CHECK_EQ_STR(str(r.v[GR_offcpu_stack]), "main;work;[kernel]");
+	CHECK_EQ_INT(r.nm, 1ull << GR_offcpu_waker_pid |
+			   1ull << GR_offcpu_waker_tid);
+	CHECK_EQ_INT(open.n, 1);
+	/* Nothing new since: no row. */
+	CHECK_EQ_INT(gr_sched__open_piece(&dctx, &k, &o, &r), -1);
+	o.dur = 1500000;
+	CHECK_EQ_INT(gr_sched__open_piece(&dctx, &k, &o, &r), GR_T_offcpu);
+	CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + 5000 + 1000000);
+	CHECK_EQ_INT(r.v[GR_offcpu_dur], 500000);
+	/* Another thread's record passes through whole. */
+	struct gr_offcpu x = e;
+	x.tid = 102;
+	CHECK_EQ_INT(gr_sched__decode(&dctx, &k, &x, sizeof(x), &r),
+		     GR_T_offcpu);
+	CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + 5000);
+	CHECK_EQ_INT(r.v[GR_offcpu_dur], 2500000);
+	/* The record: only the rest, with its waker; the tid forgotten. */
+	CHECK_EQ_INT(gr_sched__decode(&dctx, &k, &e, sizeof(e), &r),
+		     GR_T_offcpu);
+	CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + 5000 + 1500000);
+	CHECK_EQ_INT(r.v[GR_offcpu_dur], 1000000);
+	CHECK_EQ_INT(r.v[GR_offcpu_waker_tid], 201);
+	CHECK_EQ_INT(open.n, 0);
+	/* The thread's next interval is whole again. */
+	e.ts += 10000000;
+	CHECK_EQ_INT(gr_sched__decode(&dctx, &k, &e, sizeof(e), &r),
+		     GR_T_offcpu);
+	CHECK_EQ_INT(r.v[GR_offcpu_dur], 2500000);
+
+	/* A record ending where the last piece did: nothing left. */
+	o.ts = e.ts + 100000000;
+	o.dur = 2000;
+	CHECK_EQ_INT(gr_sched__open_piece(&dctx, &k, &o, &r), GR_T_offcpu);
+	x = o;
+	CHECK_EQ_INT(gr_sched__decode(&dctx, &k, &x, sizeof(x), &r), -1);
+	CHECK_EQ_INT(open.n, 0);
+	/* An open interval whose record was lost: the thread's next
+	 * interval, walked or recorded, replaces it. */
+	CHECK_EQ_INT(gr_sched__open_piece(&dctx, &k, &o, &r), GR_T_offcpu);
+	o.ts += 50000;
+	CHECK_EQ_INT(gr_sched__open_piece(&dctx, &k, &o, &r), GR_T_offcpu);
+	CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + (int64_t)o.ts);
+	CHECK_EQ_INT(r.v[GR_offcpu_dur], 2000);
+	CHECK_EQ_INT(open.n, 1);
+	x = o;
+	x.ts += 50000;
+	CHECK_EQ_INT(gr_sched__decode(&dctx, &k, &x, sizeof(x), &r),
+		     GR_T_offcpu);
+	CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + (int64_t)x.ts);
+	CHECK_EQ_INT(r.v[GR_offcpu_dur], 2000);
+	CHECK_EQ_INT(open.n, 0);
+
+	/* Many threads at once, in any order: each its own. */
+	static const uint32_t tids[] = { 50, 7, 900, 3, 120, 64, 65, 1 };
+	for (int i = 0; i < 8; i++) {
+		o.tid = tids[i];
+		o.ts = 1000 + tids[i];
+		CHECK_EQ_INT(gr_sched__open_piece(&dctx, &k, &o, &r),
+			     GR_T_offcpu);
+	}
+	CHECK_EQ_INT(open.n, 8);
+	for (size_t i = 1; i < open.n; i++)
+		CHECK(open.v[i - 1].tid < open.v[i].tid);
+	for (int i = 7; i >= 0; i--) {
+		x = o;
+		x.tid = tids[i];
+		x.ts = 1000 + tids[i];
+		x.dur = 5000;
+		CHECK_EQ_INT(gr_sched__decode(&dctx, &k, &x, sizeof(x), &r),
+			     GR_T_offcpu);
+		CHECK_EQ_INT(r.v[GR_offcpu_ts], OFF + 1000 + tids[i] + 2000);
+		CHECK_EQ_INT(r.v[GR_offcpu_dur], 3000);
+		CHECK(!gr_sched__open_find(&open, tids[i]));
+		CHECK_EQ_INT(open.n, (size_t)i);
+	}
+	gr_sched__open_free(&open);
 }
 
 /* ---- io ------------------------------------------------------------------- */
@@ -427,6 +525,7 @@ TEST(family_table)
 }
 
 TEST_MAIN(TEST_ENTRY(offcpu_row) TEST_ENTRY(offcpu_nulls)
+	  TEST_ENTRY(offcpu_open_pieces)
 	  TEST_ENTRY(task_states) TEST_ENTRY(runq_row) TEST_ENTRY(sched_sizes)
 	  TEST_ENTRY(block_row) TEST_ENTRY(block_ops_and_no_task)
 	  TEST_ENTRY(file_rows) TEST_ENTRY(io_sizes) TEST_ENTRY(exec_event)
