@@ -500,6 +500,7 @@ struct unit {
 	int (*poll)(void);
 	void (*flush)(int64_t now_ns);
 	void (*close)(void);
+	int rings;		/* BPF ring buffers: drained on a timer too */
 	int open_;
 	uv_poll_t poll_h;
 };
@@ -530,9 +531,9 @@ static void cuda_flush(int64_t now)
 
 static struct unit units[] = {
 	{ .name = "cuda", .open = open_cuda, .fd = cuda_fd, .poll = cuda_poll,
-	  .flush = cuda_flush, .close = cuda_close },
+	  .flush = cuda_flush, .close = cuda_close, .rings = 1 },
 	{ .name = "host", .open = open_host, .fd = host_fd, .poll = host_poll,
-	  .flush = host_flush, .close = host_close },
+	  .flush = host_flush, .close = host_close, .rings = 1 },
 	{ .name = "gpu", .open = open_gpu, .fd = gpu_fd, .poll = gpu_poll,
 	  .flush = gpu_flush, .close = gpu_close },
 };
@@ -920,12 +921,14 @@ static void open_families(void)
 		struct unit *u = &units[i];
 		if (u->open())
 			continue;
-		u->open_ = any = 1;
+		u->open_ = 1;
+		any |= u->rings;
 		u->poll_h.data = u;
 		uv_poll_init(d.loop, &u->poll_h, u->fd());
 		uv_poll_start(&u->poll_h, UV_READABLE, on_unit);
 	}
-	if (any) { /* drains the ring buffers every 5 ms */
+	if (any) { /* drains the ring buffers every 5 ms (not gpu's queue:
+		    * its eventfd says when) */
 		uv_timer_init(d.loop, &d.scan_timer);
 		uv_timer_start(&d.scan_timer, on_scan, 5, 5);
 	}

@@ -1,5 +1,5 @@
 -- name: xid
--- description: each Xid (the GPU's error reports), then what every process on that GPU was doing in the seconds before: its CUDA calls and errors, its last call, and its off-CPU time around the Xid with state and stack (of the thread that made the last call, else the longest)
+-- description: each Xid (the GPU's error reports), then what every process on that GPU was doing in the seconds before: its CUDA calls and errors, its last call, and its off-CPU time around the Xid with state and stack (of the thread that made the last call, else its longest D wait, else its longest)
 -- param: before_s=10 seconds before the Xid looked at
 WITH x AS (
   SELECT host, ts, gpu, pci, xid, pid AS xpid, comm AS xcomm, source,
@@ -45,7 +45,8 @@ SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
                        AND x.ts + 1000000000
         ORDER BY c.ts DESC LIMIT 1) AS last_call,
        -- The thread that made the last CUDA call first (an idle pool
-       -- thread's long sleep says nothing), else the longest.
+       -- thread's long sleep says nothing), else the longest wait in the
+       -- driver or on I/O (D: a thread hung in cuInit), else the longest.
        coalesce(
          (SELECT o.state || ' ' || round(o.dur / 1e9, 3) || ' s tid ' ||
                  o.tid || coalesce(': ' || o.stack, '')
@@ -60,6 +61,6 @@ SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
           WHERE o.host = x.host AND o.pid = p.pid
             AND o.ts BETWEEN x.ts - 3600000000000 AND x.ts + 1000000000
             AND o.ts + o.dur >= x.ts - :before_s * 1000000000
-          ORDER BY o.dur DESC LIMIT 1)) AS offcpu
+          ORDER BY o.state = 'D' DESC, o.dur DESC LIMIT 1)) AS offcpu
 FROM x LEFT JOIN p ON p.host = x.host AND p.ts = x.ts AND p.pci = x.pci
 ORDER BY x.ts, x.pci, p.pid

@@ -102,7 +102,34 @@ eq "report xid: each Xid with the process the driver named" \
 	"$("$GPUREC" --data "$D" --format csv report xid | tr -d '\r' | grep -c "$tok\|,$$,")" "1"
 D=$D0
 
-# 3. No NVML: the family is off, with one line, and the rest records.
+# 3. The crash view: a process hangs in cuInit (the mock driver's, as the
+# real one does on a host whose GPU fell off the bus) and the driver logs
+# an Xid 79 naming it meanwhile; `report xid` shows it with its off-CPU
+# wait and the stack through cuInit, and offcpu-top lists it.
+M=build/cuda-tests/mock
+H=build/cuda-tests/hung
+[ -x $H ] || { bad "hung" "not built: run make bpf-test"; finish; exit 1; }
+D3="$T/data3"
+D=$D3
+GPURECD_KMSG=/dev/kmsg GR_MOCK_NVML="$T/gpus2" LD_LIBRARY_PATH="$MOCK" start_gpurecd --cuda-lib $M/libcuda.so.1 --cuda-lib $M/libcudart.so.13
+GR_MOCK_CUINIT_HANG=5 $H init >"$T/init.out" 2>&1 & ph=$!
+sleep 1
+echo "NVRM: Xid (PCI:0000:3b:00): 79, pid=$ph, name=hung, GPU has fallen off the bus. ($tok)" >/dev/kmsg
+sleep 2.5 # the Xid waits 2 s for NVML's report of it
+rep() { "$GPUREC" --data "$D" --format csv "$@" | tr -d '\r' | tail -n +2; }
+eq "report xid, while it hangs: the Xid, the process, its wait through cuInit" \
+	"$(rep report xid | awk -F, -v p="$ph" '$8 == p && $4 == 79 { print $7 "," $9 "," $10 "," ($NF ~ /^S 0\.[0-9]+ s tid [0-9]+: .*;cuInit;/) }')" \
+	"kmsg,hung,0,1"
+eq "offcpu-top, while it hangs: the process, its top stack through cuInit" \
+	"$(rep --pid $ph report offcpu-top | awk -F, '{ print $1 "," $4 "," ($NF ~ /;cuInit;/) }' | head -1)" "$ph,S,1"
+wait $ph
+sleep 0.3
+stop_gpurecd
+eq "report xid, after: its cuInit call, failed (the driver gave up)" \
+	"$(rep report xid | awk -F, -v p="$ph" '$8 == p && $4 == 79 { print $10 "," $11 "," $12 }' | sed 's/ at -[0-9.]* s//')" "1,1,cuInit ret 999"
+D=$D0
+
+# 4. No NVML: the family is off, with one line, and the rest records.
 start_gpurecd --no-cuda --no-sched --no-io
 stop_gpurecd
 eq "without NVML: one line, and gpurecd runs" \

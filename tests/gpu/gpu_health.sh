@@ -36,15 +36,18 @@ start() { # DIR LOG ARGS...: gpurecd, pid in $dpid, waits for ready
 	for _ in $(seq 600); do grep -q "gpurecd: ready" "$log" && break; sleep 0.05; done
 }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# Each thread's CPU ns (schedstat), as "comm=ns" lines.
+thread_ns() { for t in /proc/"$1"/task/*; do echo "$(cat "$t/comm")=$(cut -d' ' -f1 "$t/schedstat")"; done | sort; }
 
 # 1. The sampling cost.
 for ms in 1000 100; do
 	start "$W/cost$ms" "$OUT/gpurecd-cost$ms.log" --no-cuda --no-sched \
 		--no-io --gpu-sample-ms "$ms"
 	sleep 2
-	c0=$(cpu_ticks "$dpid"); t0=$(date +%s%N)
+	c0=$(cpu_ticks "$dpid"); t0=$(date +%s%N); thread_ns "$dpid" >"$W/th0"
 	sleep "$COST_S"
-	c1=$(cpu_ticks "$dpid"); t1=$(date +%s%N)
+	c1=$(cpu_ticks "$dpid"); t1=$(date +%s%N); thread_ns "$dpid" >"$W/th1"
+	say "  per thread, % of a core: $(join -t= "$W/th0" "$W/th1" | awk -F= -v ns=$((t1 - t0)) '{ printf "%s %.3f  ", $1, 100 * ($3 - $2) / ns }')"
 	kill -TERM "$dpid"; wait "$dpid"
 	hz=$(getconf CLK_TCK)
 	pct=$(awk -v c=$((c1 - c0)) -v hz="$hz" -v ns=$((t1 - t0)) \
