@@ -698,7 +698,7 @@ E="$T/e" X="$T/x"
 synth --data "$E" --events 3000 --start "$S_NS" --host alpha --table cuda_kernel \
 	--table offcpu --table block_io --table file_io --table drops
 mkdir "$X"
-EVENT_TABLES="cuda_kernel cuda_memcpy cuda_memset cuda_mem cuda_sync cuda_graph cuda_api nccl offcpu runq block_io file_io process drops"
+EVENT_TABLES="cuda_kernel cuda_memcpy cuda_memset cuda_mem cuda_sync cuda_graph cuda_api nccl offcpu runq block_io file_io process drops gpu gpu_process gpu_event"
 eq "export: the event tables are the schema's" \
 	"$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | grep -v '^segments$\|^runs$' | grep -v '^sum_' | tr '\n' ' ')" "$EVENT_TABLES "
 sq() { q --data "$E" sql "$1"; }
@@ -799,7 +799,7 @@ eq "perfetto -o - writes to stdout" "$(cat "$T/n")" 3000
 eq "sqlite: exit 0, nothing on stderr" "$?:$(cat "$T/err")" "0:"
 eq "sqlite: every event table and an index on ts of each, nothing else" \
 	"$(sqlite3 "$X/e.db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid); SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql LIKE '%(ts)'" | tr '\n' '|')" \
-	"$EVENT_TABLES|14|"
+	"$EVENT_TABLES|17|"
 eq "sqlite: each table's rows, columns, types and values as gpurec sql has them" \
 	"$(bash tests/cli/sqlite_diff.sh "$GPUREC" "$X/e.db" $EVENT_TABLES -- --data "$E")" ""
 eq "sqlite: the paths' bytes exact" \
