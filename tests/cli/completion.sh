@@ -113,7 +113,7 @@ checks() {
 		"$(comp gpurec export --output = "$T/d/rec.")" "$T/d/rec.json"
 
 	# --- gpurecd --------------------------------------------------
-	eq "${L}gpurecd --no-<TAB>" "$(comp gpurecd --no-)" "--no-cuda --no-io --no-sched"
+	eq "${L}gpurecd --no-<TAB>" "$(comp gpurecd --no-)" "--no-cuda --no-gpu --no-io --no-sched"
 	eq "${L}gpurecd <TAB>: every option of gpurecd --help" "$(comp gpurecd '')" \
 		"$(gpurecd --help | sed -n 's/^  \(--[a-z-]*\).*/\1/p' | sort | tr '\n' ' ' | sed 's/ $//')"
 	eq "${L}gpurecd --segment-<TAB>" "$(comp gpurecd --segment-)" \
