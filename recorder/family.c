@@ -14,11 +14,15 @@
 #define GR_FAMILY_IS_HOST_host 1
 #define GR_FAMILY_IS_HOST_cuda 0
 #define GR_FAMILY_IS_HOST_gpu 0
+#define GR_FAMILY_PROCS_host 1
+#define GR_FAMILY_PROCS_cuda 1
+#define GR_FAMILY_PROCS_gpu 0
 
 const struct gr_family_info gr_families[GR_NFAMILIES] = {
 #define GR_FAMILY(name_, unit, status_)                                        \
 	[GR_FAM_##name_].name = #name_, [GR_FAM_##name_].status = status_,     \
-	[GR_FAM_##name_].host = GR_FAMILY_IS_HOST_##unit,
+	[GR_FAM_##name_].host = GR_FAMILY_IS_HOST_##unit,                     \
+	[GR_FAM_##name_].procs = GR_FAMILY_PROCS_##unit,
 #define GR_FAMILY_DROPS(name_, ...)                                            \
 	[GR_FAM_##name_].drops = drops_##name_,                                \
 	[GR_FAM_##name_].ndrops =                                              \

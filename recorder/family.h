@@ -37,6 +37,8 @@ struct gr_family_info {
 	const char *name;	/* "sched" */
 	const char *status;	/* its key in status.json */
 	int host;		/* of the host unit (recorder/host.c) */
+	int procs;		/* needs the host unit's process family (the
+				 * BPF families: their processes' rows) */
 	const char *const *drops; /* drop-source names, by drops[] slot */
 	int ndrops;
 };

@@ -821,8 +821,8 @@ static int open_store(void)
 	return 0;
 }
 
-/* The host unit, if any family that can be turned off is on (proc only
- * runs with them). */
+/* The host unit, if any BPF family that can be turned off is on (proc
+ * only runs with them: the gpu family needs no process table). */
 static int open_host(void)
 {
 	struct gr_host_opts ho = {
@@ -838,7 +838,7 @@ static int open_host(void)
 	int any = 0;
 #define GR_FAMILY_KEY(name, key, field, help)                                  \
 	ho.off[GR_FAM_##name] = d.cfg.field;                                   \
-	if (gr_families[GR_FAM_##name].host)                                   \
+	if (gr_families[GR_FAM_##name].procs)                                  \
 		any |= !d.cfg.field;
 #include "recorder/families.def"
 	if (!any)

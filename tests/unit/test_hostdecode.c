@@ -518,6 +518,10 @@ TEST(family_table)
 		     "io:ringbuf");
 	CHECK_EQ_STR(gr_families[GR_FAM_gpu].status, "gpu");
 	CHECK_EQ_INT(gr_families[GR_FAM_gpu].host, 0);
+	/* The host unit's process table serves the BPF families only. */
+	CHECK_EQ_INT(gr_families[GR_FAM_gpu].procs, 0);
+	CHECK_EQ_INT(gr_families[GR_FAM_cuda].procs, 1);
+	CHECK_EQ_INT(gr_families[GR_FAM_io].procs, 1);
 	CHECK_EQ_INT(gr_families[GR_FAM_gpu].ndrops, 1);
 	CHECK_EQ_STR(gr_families[GR_FAM_gpu].drops[0], "gpu:queue");
 	for (int f = 0; f < GR_NFAMILIES; f++)
