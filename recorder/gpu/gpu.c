@@ -357,10 +357,18 @@ static void sample_procs(struct gr_gpu *g, struct dev *d, int64_t ts)
 	if (!(d->unsup >> M_PUTIL & 1) && g->n.nvmlDeviceGetProcessUtilization) {
 		r = g->n.nvmlDeviceGetProcessUtilization(d->h, us, &nu,
 							 d->putil_seen);
-		if (r == NVML_ERROR_NOT_FOUND)	/* no sample since */
+		if (r == NVML_ERROR_NOT_FOUND) {	/* no sample since */
 			nu = 0;
-		else if (!ok(g, d, M_PUTIL, r))
+		} else if (r == NVML_ERROR_INSUFFICIENT_SIZE) {
+			/* More kept than fit (the first ask gets the
+			 * driver's whole buffer): ask from one period ago
+			 * next time.  Its stamps are CPU time, µs. */
 			nu = 0;
+			d->putil_seen = (unsigned long long)(
+				(ts - g->o.sample_ns) / 1000);
+		} else if (!ok(g, d, M_PUTIL, r)) {
+			nu = 0;
+		}
 	} else {
 		nu = 0;
 	}
