@@ -7,7 +7,8 @@
 #
 #   1. The sampling cost: gpurecd with the gpu family alone, at 1000 ms
 #      and at 100 ms, COST_S seconds each: its CPU time over wall time,
-#      and NVML's own time per GPU per sample (the rows' sample_ns).
+#      each thread's, and NVML's own time per GPU per sample (the rows'
+#      sample_ns).  COST_ONLY=1 stops there.
 #   2. gpurecd (every family, --gpu-sample-ms 500) and nvidia-smi -lms 500
 #      over the same window while tests/gpu/gpu_work.py works WORK_S s,
 #      then spins SPIN_S s (utilization stays high, launches fall ~3x);
@@ -56,6 +57,8 @@ for ms in 1000 100; do
 		"SELECT count(*), count(DISTINCT gpu), round(avg(sample_ns) / 1e3), round(max(sample_ns) / 1e3) FROM gpu" | tail -1)
 	say "cost at ${ms} ms: gpurecd CPU ${pct} % of a core; gpu rows, GPUs, NVML us per GPU per sample avg, max: $row"
 done
+
+[ "${COST_ONLY:-0}" = 1 ] && { rm -rf "$W"; exit 0; }
 
 # 2. The comparison run.
 start "$W/data" "$OUT/gpurecd.log" --gpu-sample-ms 500
