@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench/synth.h"
+#include "bench/synth_gpu.h"
 #include "bench/synth_nccl.h"
 
 struct kernel {
@@ -22,6 +23,7 @@ struct proc {
 	int64_t now;                     /* next event time */
 	int pos;                         /* position in the step */
 	int64_t stream[2];
+	int64_t hang_at;                 /* its GPU's next hang (gpus) */
 };
 
 struct gr_synth {
@@ -46,6 +48,8 @@ struct gr_synth {
 	int64_t drop_src[3];
 	uint64_t drop_seq;
 	struct gr_nccl_job *nccl;        /* made on the first nccl row */
+	struct gr_gpu_synth *gpu;        /* with o.gpus */
+	int64_t last_ts;                 /* of the other streams */
 	/* strings by id, for the baseline */
 	char **strs;
 	int nstrs;
@@ -285,6 +289,8 @@ struct gr_synth *gr_synth__new(struct gr_writer *w,
 	s->sys[2] = intern(s, "write");
 	s->io_now = s->off_now = s->file_now = o->start_ns;
 	s->io_sector = 2048;
+	if (o->gpus > 0 && !(s->gpu = gr_gpu_synth__new(s, &s->o, o->gpus)))
+		goto fail;
 	for (int i = 1; i <= s->nstrs; i++)
 		if (!s->strs[i])
 			goto fail;
@@ -306,6 +312,7 @@ void gr_synth__free(struct gr_synth *s)
 	free(s->step);
 	free(s->p);
 	gr_nccl_job__free(s->nccl);
+	gr_gpu_synth__free(s->gpu);
 	free(s);
 }
 
@@ -326,11 +333,21 @@ void gr_synth__next_launch(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
 		p = &s->p[seq % (uint64_t)s->o.nprocs];
 		p->now = s->o.start_ns + (int64_t)seq * s->o.interval_ns;
 	} else {
-		/* The process whose next launch comes first. */
-		p = &s->p[0];
-		for (int i = 1; i < s->o.nprocs; i++)
-			if (s->p[i].now < p->now)
-				p = &s->p[i];
+		/* The process whose next launch comes first; with the gpu
+		 * family, none while its GPU hangs (it waits on it). */
+		for (;;) {
+			int g = 0;
+			for (int i = 1; i < s->o.nprocs; i++)
+				if (s->p[i].now < s->p[g].now)
+					g = i;
+			p = &s->p[g];
+			if (!s->gpu || p->now < p->hang_at)
+				break;
+			int64_t end = gr_gpu_synth__hang_end(s->gpu, g, p->now);
+			if (end)
+				p->now = end + (int64_t)(rnd(s) % 1000000);
+			p->hang_at = gr_gpu_synth__next_hang(s->gpu, g, p->now);
+		}
 	}
 	const struct kernel *k = &s->k[s->step[p->pos]];
 	v[GR_cuda_kernel_ts] = p->now;
@@ -493,6 +510,56 @@ int64_t gr_synth__nccl_rows(struct gr_synth *s)
 	return (int64_t)gr_nccl_job__rows(s->nccl);
 }
 
+int64_t gr_synth__last_ts(const struct gr_synth *s)
+{
+	return s->last_ts;
+}
+
+int gr_synth__write_gpu_until(struct gr_synth *s, int64_t end,
+			      uint64_t flush_every)
+{
+	int64_t v[GR_MAX_COLS];
+	uint64_t nm, i = 0;
+	int t, err;
+	if (!s->gpu)
+		return -EINVAL;
+	while (gr_gpu_synth__peek_ts(s->gpu) <= end) {
+		gr_gpu_synth__next(s->gpu, &t, v, &nm);
+		if ((err = gr_writer__append(s->w, t, v, nm)))
+			return err;
+		if (flush_every && ++i % flush_every == 0 &&
+		    (err = gr_writer__flush(s->w)))
+			return err;
+	}
+	return 0;
+}
+
+/* n rows of table gpu, with the gpu_process and gpu_event rows among
+ * them. */
+static int write_gpu(struct gr_synth *s, uint64_t n, uint64_t flush_every)
+{
+	int64_t v[GR_MAX_COLS];
+	uint64_t nm, all = 0;
+	int t, err;
+	if (!s->gpu)
+		return -EINVAL;
+	int64_t last = 0;
+	for (uint64_t i = 0; i < n;) {
+		gr_gpu_synth__next(s->gpu, &t, v, &nm);
+		if ((err = gr_writer__append(s->w, t, v, nm)))
+			return err;
+		if (t == GR_T_gpu) {
+			i++;
+			last = v[GR_EV_ts];
+		}
+		if (flush_every && ++all % flush_every == 0 &&
+		    (err = gr_writer__flush(s->w)))
+			return err;
+	}
+	/* The last gpu row's process and events at its ts. */
+	return gr_synth__write_gpu_until(s, last, 0);
+}
+
 int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 {
 	int64_t v[GR_MAX_COLS];
@@ -500,6 +567,8 @@ int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 	int err;
 	if (t == GR_T_nccl && gr_synth__nccl_rows(s) < 0)
 		return -errno;
+	if (t == GR_T_gpu)
+		return write_gpu(s, n, flush_every);
 	for (uint64_t i = 0; i < n; i++) {
 		if (t == GR_T_nccl) {
 			if ((err = gr_nccl_job__next(s->nccl, v, &nm)) <= 0)
@@ -518,12 +587,16 @@ int gr_synth__write(struct gr_synth *s, int t, uint64_t n, uint64_t flush_every)
 			return -EINVAL;
 		if ((err = gr_writer__append(s->w, t, v, nm)))
 			return err;
+		if (v[GR_EV_ts] > s->last_ts)
+			s->last_ts = v[GR_EV_ts];
 		if (t == GR_T_cuda_kernel && s->o.memcpy_every &&
 		    s->seq % (uint64_t)s->o.memcpy_every == 0) {
 			gr_synth__next_memcpy(s, v, &nm);
 			if ((err = gr_writer__append(s->w, GR_T_cuda_memcpy, v,
 						     nm)))
 				return err;
+			if (v[GR_EV_ts] > s->last_ts)
+				s->last_ts = v[GR_EV_ts];
 		}
 		if (flush_every && (i + 1) % flush_every == 0 &&
 		    (err = gr_writer__flush(s->w)))

@@ -30,6 +30,9 @@ struct gr_synth_opts {
 	int step_len;         /* launches per step (default 400) */
 	double rate;          /* >0: launches per second, all processes */
 	int memcpy_every;     /* >0: a copy after every Nth launch */
+	int gpus;             /* >0: the gpu family (bench/synth_gpu.h) with
+				 this many GPUs; launching process g < gpus
+				 stalls while GPU g hangs */
 	struct gr_synth_nccl {  /* the NCCL job; zeros take the defaults */
 		int ranks;            /* ranks in the job (8) */
 		int rank_lo;          /* first rank whose rows this host has */
@@ -87,8 +90,19 @@ int64_t gr_synth__intern(struct gr_synth *s, const char *str);
  * (EINVAL: options gr_nccl_job__invalid refuses). */
 int64_t gr_synth__nccl_rows(struct gr_synth *s);
 
+/* The latest ts appended so far by the streams other than the gpu
+ * family (0: none). */
+int64_t gr_synth__last_ts(const struct gr_synth *s);
+
+/* Appends the gpu family's rows (gpu, gpu_process, gpu_event) up to ts
+ * end, flushing every flush_every rows (0: never).  Returns 0 or -errno
+ * (EINVAL: no gpus). */
+int gr_synth__write_gpu_until(struct gr_synth *s, int64_t end,
+			      uint64_t flush_every);
+
 /* Appends n events of table t (cuda_kernel, offcpu, block_io, file_io,
- * drops or nccl) through the writer, calling gr_writer__flush every
+ * drops, nccl or gpu: n gpu rows, their gpu_process and gpu_event rows
+ * not counted) through the writer, calling gr_writer__flush every
  * flush_every events (0: never); with memcpy_every, cuda_kernel's launches
  * are followed by copies (not counted in n).  nccl stops early where the
  * job ends.  Returns 0 or -errno. */

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 		"usage: gpurec-synth --data DIR [--events N] [--table T]...\n"
 		"  --table T          cuda_kernel (default), offcpu, block_io, "
 		"file_io,\n"
-		"                     drops, nccl; repeatable\n"
+		"                     drops, nccl, gpu; repeatable\n"
 		"  --events N         events per table (default 100000; nccl "
 		"alone: its whole\n"
 		"                     job; nccl stops where its job ends)\n"
@@ -62,7 +62,13 @@ static void usage(FILE *f)
 		"  --nccl-late-every K  only every Kth collective (seq %% K == "
 		"0; default 1)\n"
 		"  --nccl-async       calls return after the enqueue; waits "
-		"fall outside them\n");
+		"fall outside them\n"
+		"GPUs (--table gpu: the gpu, gpu_process and gpu_event tables; "
+		"bench/synth_gpu.h):\n"
+		"  --gpus N           GPUs sampled once a second (default 8); "
+		"with other\n"
+		"                     tables, over the time they cover, else "
+		"--events gpu rows\n");
 }
 
 static void die(const char *fmt, const char *arg)
@@ -85,7 +91,7 @@ static uint64_t num(const char *s, const char *what)
 
 enum {
 	O_RANKS = 256, O_HOST_RANKS, O_ITERS, O_STEP, O_JITTER, O_LATE_RANK,
-	O_LATE_MS, O_LATE_EVERY, O_ASYNC, O_LIVE, O_FLUSH_MS, O_PROGRESS,
+	O_LATE_MS, O_LATE_EVERY, O_ASYNC, O_LIVE, O_FLUSH_MS, O_PROGRESS, O_GPUS,
 };
 
 #define PROGRESS_MAGIC 0x7370726f67726570ull /* "pergorps" */
@@ -198,13 +204,14 @@ int main(int argc, char **argv)
 		{ "live", 1, NULL, O_LIVE },
 		{ "flush-ms", 1, NULL, O_FLUSH_MS },
 		{ "progress", 1, NULL, O_PROGRESS },
+		{ "gpus", 1, NULL, O_GPUS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gr_store_opts so = { .host = "synthetic" };
 	struct gr_synth_opts sy = { .seed = 1 };
 	uint64_t events = 100000, flush_every = 65536, rotate_every = 0;
 	int tables[8], ntables = 0, nccl = 0, events_given = 0, late_rank = 0,
-	    c;
+	    gpu = 0, gpus = 8, c;
 	uint64_t live = 0, flush_ms = 1000;
 	const char *progress = NULL;
 	struct timespec now;
@@ -221,6 +228,13 @@ int main(int argc, char **argv)
 			if (ntables == 8 || (tables[ntables] =
 					     gr_table__find(optarg)) < 0)
 				die("bad --table %s", optarg);
+			if (tables[ntables] == GR_T_gpu_process ||
+			    tables[ntables] == GR_T_gpu_event)
+				die("%s comes with --table gpu", optarg);
+			if (tables[ntables] == GR_T_gpu) {
+				gpu = 1; /* written apart: see below */
+				break;
+			}
 			nccl += tables[ntables++] == GR_T_nccl;
 			break;
 		case 'H': so.host = optarg; break;
@@ -282,6 +296,10 @@ int main(int argc, char **argv)
 		case O_LIVE: live = num(optarg, "--live"); break;
 		case O_FLUSH_MS: flush_ms = num(optarg, "--flush-ms"); break;
 		case O_PROGRESS: progress = optarg; break;
+		case O_GPUS: gpus = (int)num(optarg, "--gpus");
+			     if (gpus < 1 || gpus > 256)
+				     die("bad %s", "--gpus");
+			     break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -295,8 +313,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	if (!ntables)
+	if (!ntables && !gpu)
 		tables[ntables++] = GR_T_cuda_kernel;
+	if (gpu)
+		sy.gpus = gpus;
 	if (late_rank != (sy.nccl.late_ns > 0))
 		die("%s", "--nccl-late-rank and --nccl-late-ms go together");
 	const char *why = nccl ? gr_nccl_job__invalid(&sy.nccl) : NULL;
@@ -309,11 +329,12 @@ int main(int argc, char **argv)
 	struct gr_synth *s = gr_synth__new(w, &sy);
 	if (!s || (nccl && gr_synth__nccl_rows(s) < 0))
 		die("out of memory%s", "");
-	if (nccl == ntables && !events_given)
+	if (nccl && nccl == ntables && !events_given)
 		events = (uint64_t)gr_synth__nccl_rows(s);
 	if (live) {
-		if (nccl || !flush_ms)
-			die("%s", "--live takes no nccl table, --flush-ms > 0");
+		if (nccl || gpu || !flush_ms)
+			die("%s", "--live takes no nccl or gpu table, "
+			    "--flush-ms > 0");
 		if (run_live(w, s, tables, ntables, (double)live,
 			     (int64_t)flush_ms, progress,
 			     events_given ? events : 0)) {
@@ -331,6 +352,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "gpurec-synth: write failed\n");
 				return 2;
 			}
+		/* The GPUs: alone, n gpu rows; else over the same time. */
+		if (gpu && (ntables ? gr_synth__write_gpu_until(
+					      s, gr_synth__last_ts(s), flush_every)
+				    : gr_synth__write(s, GR_T_gpu, n,
+						      flush_every))) {
+			fprintf(stderr, "gpurec-synth: write failed\n");
+			return 2;
+		}
 		done += n;
 		if (rotate_every && done < events && gr_writer__rotate(w))
 			die("rotate failed%s", "");

@@ -1,19 +1,67 @@
 -- name: gpu-health
 -- description: per GPU: samples, Xids by number (count, first and last time, meaning), ECC errors, remapped rows, share of time throttled by reason, hottest temperature, time at the power limit, times lost; one line each
 -- param: power_pct=98 power draw at or over this % of the limit counts as at the limit
-WITH g AS (
-  SELECT host, gpu, pci, name, ts, temp_c, power_mw, power_limit_mw,
-         throttle_mask, ecc_corrected, ecc_uncorrected, remapped_corr,
-         remapped_unc, remap_pending, pcie_replays, nvlink_crc
-  FROM gpu
-), dev AS (
-  SELECT host, gpu, pci, max(name) AS name, count(*) AS n, min(ts) AS t0,
-         max(ts) AS t1
-  FROM g GROUP BY host, gpu, pci
-), reason(bit, r, o) AS (
+-- One pass over gpu: every per-GPU figure is an aggregate of its group.
+WITH reason(bit, r, o) AS (
   VALUES (4, 'sw_power_cap', 1), (8, 'hw_slowdown', 2), (32, 'sw_thermal', 3),
          (64, 'hw_thermal', 4), (128, 'hw_power_brake', 5),
          (16, 'sync_boost', 6)
+), dev AS (
+  SELECT host, gpu, pci, max(name) AS name, count(*) AS n, min(ts) AS t0,
+         max(ts) AS t1,
+         sum(ecc_corrected) AS sbe,
+         min(CASE WHEN ecc_corrected > 0 THEN ts END) AS sbe0,
+         max(CASE WHEN ecc_corrected > 0 THEN ts END) AS sbe1,
+         sum(ecc_uncorrected) AS dbe,
+         min(CASE WHEN ecc_uncorrected > 0 THEN ts END) AS dbe0,
+         max(CASE WHEN ecc_uncorrected > 0 THEN ts END) AS dbe1,
+         max(remapped_corr) AS rcorr, max(remapped_unc) AS runc,
+         max(remap_pending) AS rpend,
+         sum(pcie_replays) AS rep,
+         min(CASE WHEN pcie_replays > 0 THEN ts END) AS rep0,
+         max(CASE WHEN pcie_replays > 0 THEN ts END) AS rep1,
+         sum(nvlink_crc) AS crc,
+         min(CASE WHEN nvlink_crc > 0 THEN ts END) AS crc0,
+         max(CASE WHEN nvlink_crc > 0 THEN ts END) AS crc1,
+         sum((throttle_mask & 4) != 0) AS th4,
+         min(CASE WHEN (throttle_mask & 4) != 0 THEN ts END) AS th4_0,
+         max(CASE WHEN (throttle_mask & 4) != 0 THEN ts END) AS th4_1,
+         sum((throttle_mask & 8) != 0) AS th8,
+         min(CASE WHEN (throttle_mask & 8) != 0 THEN ts END) AS th8_0,
+         max(CASE WHEN (throttle_mask & 8) != 0 THEN ts END) AS th8_1,
+         sum((throttle_mask & 32) != 0) AS th32,
+         min(CASE WHEN (throttle_mask & 32) != 0 THEN ts END) AS th32_0,
+         max(CASE WHEN (throttle_mask & 32) != 0 THEN ts END) AS th32_1,
+         sum((throttle_mask & 64) != 0) AS th64,
+         min(CASE WHEN (throttle_mask & 64) != 0 THEN ts END) AS th64_0,
+         max(CASE WHEN (throttle_mask & 64) != 0 THEN ts END) AS th64_1,
+         sum((throttle_mask & 128) != 0) AS th128,
+         min(CASE WHEN (throttle_mask & 128) != 0 THEN ts END) AS th128_0,
+         max(CASE WHEN (throttle_mask & 128) != 0 THEN ts END) AS th128_1,
+         sum((throttle_mask & 16) != 0) AS th16,
+         min(CASE WHEN (throttle_mask & 16) != 0 THEN ts END) AS th16_0,
+         max(CASE WHEN (throttle_mask & 16) != 0 THEN ts END) AS th16_1,
+         sum(power_mw * 100 >= power_limit_mw * :power_pct) AS pl,
+         min(CASE WHEN power_mw * 100 >= power_limit_mw * :power_pct
+                  THEN ts END) AS pl0,
+         max(CASE WHEN power_mw * 100 >= power_limit_mw * :power_pct
+                  THEN ts END) AS pl1,
+         max(temp_c) AS tmax
+  FROM gpu GROUP BY host, gpu, pci
+), th AS (
+  -- Per reason: (samples throttled, first, last).
+  SELECT dev.host, dev.gpu, dev.pci, dev.n, reason.o, reason.r,
+         CASE reason.bit WHEN 4 THEN th4 WHEN 8 THEN th8 WHEN 32 THEN th32
+              WHEN 64 THEN th64 WHEN 128 THEN th128 ELSE th16 END AS k,
+         CASE reason.bit WHEN 4 THEN th4_0 WHEN 8 THEN th8_0
+              WHEN 32 THEN th32_0 WHEN 64 THEN th64_0
+              WHEN 128 THEN th128_0 ELSE th16_0 END AS k0,
+         CASE reason.bit WHEN 4 THEN th4_1 WHEN 8 THEN th8_1
+              WHEN 32 THEN th32_1 WHEN 64 THEN th64_1
+              WHEN 128 THEN th128_1 ELSE th16_1 END AS k1
+  FROM dev JOIN reason
+  -- A join USING these drops NULL keys: the shares never counted them.
+  WHERE dev.host IS NOT NULL AND dev.gpu IS NOT NULL AND dev.pci IS NOT NULL
 ), lines AS (
   SELECT host, gpu, pci, 0 AS o, 'samples' AS item, n AS value, t0 AS first_ts,
          t1 AS last_ts, name AS detail
@@ -27,59 +75,34 @@ WITH g AS (
   FROM gpu_event WHERE kind IN ('gpu_lost', 'driver', 'persistence')
   GROUP BY host, gpu, pci, kind
   UNION ALL
-  SELECT host, gpu, pci, 3, 'ecc_corrected', sum(ecc_corrected),
-         min(CASE WHEN ecc_corrected > 0 THEN ts END),
-         max(CASE WHEN ecc_corrected > 0 THEN ts END), 'errors'
-  FROM g GROUP BY host, gpu, pci HAVING sum(ecc_corrected) > 0
+  SELECT host, gpu, pci, 3, 'ecc_corrected', sbe, sbe0, sbe1, 'errors'
+  FROM dev WHERE sbe > 0
   UNION ALL
-  SELECT host, gpu, pci, 4, 'ecc_uncorrected', sum(ecc_uncorrected),
-         min(CASE WHEN ecc_uncorrected > 0 THEN ts END),
-         max(CASE WHEN ecc_uncorrected > 0 THEN ts END), 'errors'
-  FROM g GROUP BY host, gpu, pci HAVING sum(ecc_uncorrected) > 0
+  SELECT host, gpu, pci, 4, 'ecc_uncorrected', dbe, dbe0, dbe1, 'errors'
+  FROM dev WHERE dbe > 0
   UNION ALL
-  SELECT host, gpu, pci, 5, 'remapped_rows',
-         max(remapped_corr) + max(remapped_unc), min(ts), max(ts),
-         max(remapped_corr) || ' correctable, ' || max(remapped_unc) ||
-         ' uncorrectable' ||
-         CASE WHEN max(remap_pending) > 0 THEN '; a reset is pending'
-              ELSE '' END
-  FROM g GROUP BY host, gpu, pci
-  HAVING max(remapped_corr) + max(remapped_unc) > 0 OR max(remap_pending) > 0
+  SELECT host, gpu, pci, 5, 'remapped_rows', rcorr + runc, t0, t1,
+         rcorr || ' correctable, ' || runc || ' uncorrectable' ||
+         CASE WHEN rpend > 0 THEN '; a reset is pending' ELSE '' END
+  FROM dev WHERE rcorr + runc > 0 OR rpend > 0
   UNION ALL
-  SELECT host, gpu, pci, 6, 'pcie_replays', sum(pcie_replays),
-         min(CASE WHEN pcie_replays > 0 THEN ts END),
-         max(CASE WHEN pcie_replays > 0 THEN ts END), 'replays'
-  FROM g GROUP BY host, gpu, pci HAVING sum(pcie_replays) > 0
+  SELECT host, gpu, pci, 6, 'pcie_replays', rep, rep0, rep1, 'replays'
+  FROM dev WHERE rep > 0
   UNION ALL
-  SELECT host, gpu, pci, 7, 'nvlink_crc', sum(nvlink_crc),
-         min(CASE WHEN nvlink_crc > 0 THEN ts END),
-         max(CASE WHEN nvlink_crc > 0 THEN ts END), 'CRC errors'
-  FROM g GROUP BY host, gpu, pci HAVING sum(nvlink_crc) > 0
+  SELECT host, gpu, pci, 7, 'nvlink_crc', crc, crc0, crc1, 'CRC errors'
+  FROM dev WHERE crc > 0
   UNION ALL
-  SELECT g.host, g.gpu, g.pci, 10 + reason.o, 'throttled ' || reason.r,
-         round(100.0 * sum((g.throttle_mask & reason.bit) != 0) / dev.n, 1),
-         min(CASE WHEN (g.throttle_mask & reason.bit) != 0 THEN g.ts END),
-         max(CASE WHEN (g.throttle_mask & reason.bit) != 0 THEN g.ts END),
-         '% of samples'
-  FROM g JOIN dev USING (host, gpu, pci) JOIN reason
-  GROUP BY g.host, g.gpu, g.pci, reason.r
-  HAVING sum((g.throttle_mask & reason.bit) != 0) > 0
+  SELECT host, gpu, pci, 10 + o, 'throttled ' || r, round(100.0 * k / n, 1),
+         k0, k1, '% of samples'
+  FROM th WHERE k > 0
   UNION ALL
-  SELECT g.host, g.gpu, g.pci, 20, 'at_power_limit',
-         round(100.0 * sum(g.power_mw * 100 >= g.power_limit_mw * :power_pct)
-               / dev.n, 1),
-         min(CASE WHEN g.power_mw * 100 >= g.power_limit_mw * :power_pct
-                  THEN g.ts END),
-         max(CASE WHEN g.power_mw * 100 >= g.power_limit_mw * :power_pct
-                  THEN g.ts END),
-         '% of samples'
-  FROM g JOIN dev USING (host, gpu, pci)
-  GROUP BY g.host, g.gpu, g.pci
-  HAVING sum(g.power_mw * 100 >= g.power_limit_mw * :power_pct) > 0
+  SELECT host, gpu, pci, 20, 'at_power_limit', round(100.0 * pl / n, 1),
+         pl0, pl1, '% of samples'
+  FROM dev
+  WHERE pl > 0 AND host IS NOT NULL AND gpu IS NOT NULL AND pci IS NOT NULL
   UNION ALL
-  SELECT host, gpu, pci, 21, 'temp_max_c', max(temp_c), min(ts), max(ts),
-         'degrees C'
-  FROM g GROUP BY host, gpu, pci HAVING max(temp_c) IS NOT NULL
+  SELECT host, gpu, pci, 21, 'temp_max_c', tmax, t0, t1, 'degrees C'
+  FROM dev WHERE tmax IS NOT NULL
 )
 SELECT host, gpu, pci, item, value, first_ts, last_ts, detail
 FROM lines

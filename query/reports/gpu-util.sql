@@ -9,7 +9,8 @@ WITH u AS (
   FROM gpu GROUP BY host, gpu, pci, minute
 ), on_gpu AS (
   -- Which processes were on which GPU in each minute (NVML's list).
-  SELECT DISTINCT host, pci, pid, ts / 60000000000 * 60000000000 AS minute
+  SELECT DISTINCT host, pci, pid,
+         CAST(ts / 60000000000 * 60000000000 AS INTEGER) AS minute
   FROM gpu_process
 ), api AS (
   SELECT host, pid, minute,
