@@ -881,6 +881,7 @@ static int open_gpu(void)
 	if (d.cfg.no_gpu)
 		return -1;
 	struct gr_gpu_opts go = { .w = d.w, .log = logf_,
+				  .clock_offset_ns = d.clock_offset_ns,
 				  .sample_ns = d.cfg.gpu_sample_ns,
 				  .verbose = d.cfg.verbose, .dirfd = d.dirfd,
 				  .kmsg = "/dev/kmsg" };

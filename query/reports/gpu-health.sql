@@ -15,6 +15,8 @@ WITH reason(bit, r, o) AS (
          sum(ecc_uncorrected) AS dbe,
          min(CASE WHEN ecc_uncorrected > 0 THEN ts END) AS dbe0,
          max(CASE WHEN ecc_uncorrected > 0 THEN ts END) AS dbe1,
+         max(ecc_corrected_total) AS sbe_all,
+         max(ecc_uncorrected_total) AS dbe_all,
          max(remapped_corr) AS rcorr, max(remapped_unc) AS runc,
          max(remap_pending) AS rpend,
          sum(pcie_replays) AS rep,
@@ -41,10 +43,10 @@ WITH reason(bit, r, o) AS (
          sum((throttle_mask & 16) != 0) AS th16,
          min(CASE WHEN (throttle_mask & 16) != 0 THEN ts END) AS th16_0,
          max(CASE WHEN (throttle_mask & 16) != 0 THEN ts END) AS th16_1,
-         sum(power_mw * 100 >= power_limit_mw * :power_pct) AS pl,
-         min(CASE WHEN power_mw * 100 >= power_limit_mw * :power_pct
+         sum(power_mw * 100 >= power_limit_mw * CAST(:power_pct AS REAL)) AS pl,
+         min(CASE WHEN power_mw * 100 >= power_limit_mw * CAST(:power_pct AS REAL)
                   THEN ts END) AS pl0,
-         max(CASE WHEN power_mw * 100 >= power_limit_mw * :power_pct
+         max(CASE WHEN power_mw * 100 >= power_limit_mw * CAST(:power_pct AS REAL)
                   THEN ts END) AS pl1,
          max(temp_c) AS tmax
   FROM gpu GROUP BY host, gpu, pci
@@ -75,16 +77,21 @@ WITH reason(bit, r, o) AS (
   FROM gpu_event WHERE kind IN ('gpu_lost', 'driver', 'persistence')
   GROUP BY host, gpu, pci, kind
   UNION ALL
-  SELECT host, gpu, pci, 3, 'ecc_corrected', sbe, sbe0, sbe1, 'errors'
-  FROM dev WHERE sbe > 0
+  -- Errors while recorded (the increases), and since the driver loaded.
+  SELECT host, gpu, pci, 3, 'ecc_corrected', coalesce(sbe, 0), sbe0, sbe1,
+         'errors while recorded; ' || sbe_all || ' since the driver loaded'
+  FROM dev WHERE sbe > 0 OR sbe_all > 0
   UNION ALL
-  SELECT host, gpu, pci, 4, 'ecc_uncorrected', dbe, dbe0, dbe1, 'errors'
-  FROM dev WHERE dbe > 0
+  SELECT host, gpu, pci, 4, 'ecc_uncorrected', coalesce(dbe, 0), dbe0, dbe1,
+         'errors while recorded; ' || dbe_all || ' since the driver loaded'
+  FROM dev WHERE dbe > 0 OR dbe_all > 0
   UNION ALL
-  SELECT host, gpu, pci, 5, 'remapped_rows', rcorr + runc, t0, t1,
-         rcorr || ' correctable, ' || runc || ' uncorrectable' ||
+  SELECT host, gpu, pci, 5, 'remapped_rows',
+         coalesce(rcorr, 0) + coalesce(runc, 0), t0, t1,
+         coalesce(rcorr, 0) || ' correctable, ' || coalesce(runc, 0) ||
+         ' uncorrectable' ||
          CASE WHEN rpend > 0 THEN '; a reset is pending' ELSE '' END
-  FROM dev WHERE rcorr + runc > 0 OR rpend > 0
+  FROM dev WHERE coalesce(rcorr, 0) + coalesce(runc, 0) > 0 OR rpend > 0
   UNION ALL
   SELECT host, gpu, pci, 6, 'pcie_replays', rep, rep0, rep1, 'replays'
   FROM dev WHERE rep > 0

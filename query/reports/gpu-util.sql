@@ -5,6 +5,7 @@
 WITH u AS (
   SELECT host, gpu, pci, ts / 60000000000 * 60000000000 AS minute,
          round(avg(util_gpu), 1) AS util_pct,
+         max(ts) - min(ts) AS span,
          round(avg(sm_clock)) AS sm_mhz, round(avg(power_mw) / 1000.0) AS watts
   FROM gpu GROUP BY host, gpu, pci, minute
 ), on_gpu AS (
@@ -66,14 +67,18 @@ WITH u AS (
   LEFT JOIN k ON k.host = u.host AND k.pci = u.pci AND k.minute = u.minute
 ), med AS (
   SELECT host, pci, median(main_s) AS med_main_s
-  FROM m WHERE util_pct >= :busy_pct AND main_s > 0
+  FROM m WHERE util_pct >= CAST(:busy_pct AS REAL) AND main_s > 0
+         AND span >= 50000000000
   GROUP BY host, pci
 )
 SELECT m.host, m.gpu, m.pci, m.minute, m.util_pct, m.sm_mhz, m.watts,
        m.procs, m.launches_s, m.main_s, med.med_main_s, m.copy_bytes,
        m.sync_s, m.nccl_s,
-       CASE WHEN m.util_pct >= :busy_pct AND med.med_main_s > 0
-                 AND m.main_s * :drop <= med.med_main_s
+       -- Minutes the recording covers (samples over 50 s or more) only:
+       -- a partial minute's rate is low by what it missed.
+       CASE WHEN m.util_pct >= CAST(:busy_pct AS REAL) AND med.med_main_s > 0
+                 AND m.span >= 50000000000
+                 AND m.main_s * CAST(:drop AS REAL) <= med.med_main_s
             THEN 'busy, not working: main kernel ' ||
                  round(med.med_main_s / max(m.main_s, 0.1), 1) ||
                  'x below its median'

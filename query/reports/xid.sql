@@ -48,14 +48,34 @@ SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
        -- thread's long sleep says nothing), else the longest wait in the
        -- driver or on I/O (D: a thread hung in cuInit), else the longest.
        coalesce(
-         (SELECT o.state || ' ' || round(o.dur / 1e9, 3) || ' s tid ' ||
+         (SELECT o.state || ' ' ||
+                 -- A D wait still open is written in 5 s pieces: the
+                 -- thread's D time in the window, whole.
+                 round(CASE WHEN o.state = 'D' THEN
+                   (SELECT sum(o2.dur) FROM offcpu o2
+                    WHERE o2.host = o.host AND o2.tid = o.tid
+                      AND o2.state = 'D'
+                      AND o2.ts BETWEEN x.ts - 3600000000000
+                                    AND x.ts + 1000000000
+                      AND o2.ts + o2.dur >= x.ts - :before_s * 1000000000)
+                   ELSE o.dur END / 1e9, 3) || ' s tid ' ||
                  o.tid || coalesce(': ' || o.stack, '')
           FROM offcpu o
           WHERE o.host = x.host AND o.pid = p.pid AND o.tid = p.ltid
             AND o.ts BETWEEN x.ts - 3600000000000 AND x.ts + 1000000000
             AND o.ts + o.dur >= x.ts - :before_s * 1000000000
           ORDER BY o.dur DESC LIMIT 1),
-         (SELECT o.state || ' ' || round(o.dur / 1e9, 3) || ' s tid ' ||
+         (SELECT o.state || ' ' ||
+                 -- A D wait still open is written in 5 s pieces: the
+                 -- thread's D time in the window, whole.
+                 round(CASE WHEN o.state = 'D' THEN
+                   (SELECT sum(o2.dur) FROM offcpu o2
+                    WHERE o2.host = o.host AND o2.tid = o.tid
+                      AND o2.state = 'D'
+                      AND o2.ts BETWEEN x.ts - 3600000000000
+                                    AND x.ts + 1000000000
+                      AND o2.ts + o2.dur >= x.ts - :before_s * 1000000000)
+                   ELSE o.dur END / 1e9, 3) || ' s tid ' ||
                  o.tid || coalesce(': ' || o.stack, '')
           FROM offcpu o
           WHERE o.host = x.host AND o.pid = p.pid

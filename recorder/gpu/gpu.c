@@ -64,7 +64,10 @@ struct dev {
 	int lost;
 	int64_t lost_at;	/* monotonic ns, for the retry */
 	int have_prev;
-	uint64_t prev_replay, prev_sbe, prev_dbe, prev_nv[3];
+	uint64_t prev_replay, prev_sbe, prev_dbe;
+	uint64_t nv_prev[NVML_NVLINK_MAX_LINKS][4];	/* per link, counter */
+	uint8_t nv_have[NVML_NVLINK_MAX_LINKS];		/* nv_prev[l][k] read */
+	unsigned nv_unsup;				/* counters unsupported */
 	unsigned long long prev_mask;
 	int prev_persist;	/* -1: unknown */
 	unsigned long long putil_seen;	/* process utilization's µs stamp */
@@ -82,6 +85,7 @@ struct item {
 	 * held until due (monotonic ns) for its other half. */
 	int is_xid, from_kmsg, xid;
 	char pci_short[32];
+	int64_t arrived;	/* monotonic ns: the two halves match on it */
 	int64_t due;
 	uint64_t kmsg_seq;	/* a kernel log Xid: its record */
 };
@@ -99,9 +103,16 @@ struct gr_gpu {
 	uint64_t cursor;	/* kernel log records up to this seen */
 	int64_t mono_to_utc;	/* CLOCK_MONOTONIC ns + this = UTC ns */
 	nvmlEventSet_t set;
-	pthread_t sampler, waiter;
-	int have_sampler, have_waiter, stopped;
+	pthread_t sampler, waiter, reader;
+	int have_sampler, have_waiter, have_reader, stopped;
+	int stuck;		/* a thread did not stop: NVML hangs */
+	int live;		/* the threads run: kernel log lines are new */
 	volatile int stop;
+	int closed;		/* under mu: push drops (the loop is done) */
+	uint64_t written_seq;	/* highest kernel log Xid record written */
+	uint64_t cursor_next;	/* to save once the writer has flushed */
+	int lost_at_open;	/* GPUs NVML could not even hand out */
+	int driver_pending;	/* .gpu-driver to write after a flush */
 
 	pthread_mutex_t mu;	/* the queue */
 	struct item *head, *tail;
@@ -118,6 +129,14 @@ static int64_t now_ns(clockid_t c)
 	struct timespec ts;
 	clock_gettime(c, &ts);
 	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* A row's time: the clock the BPF families stamp theirs with (boot time
+ * plus the offset gpurecd took at start), so that joins across tables
+ * hold whatever the wall clock does later. */
+static int64_t utc_now(const struct gr_gpu *g)
+{
+	return now_ns(CLOCK_BOOTTIME) + g->o.clock_offset_ns;
 }
 
 /* ---- pure helpers ----------------------------------------------------------- */
@@ -222,6 +241,11 @@ static void push(struct gr_gpu *g, struct item *it)
 	if (!it)
 		return;
 	pthread_mutex_lock(&g->mu);
+	if (g->closed) {	/* a thread NVML held past the stop */
+		pthread_mutex_unlock(&g->mu);
+		item_free(it);
+		return;
+	}
 	if (g->nq >= QUEUE_MAX) {
 		g->dropped++;
 		pthread_mutex_unlock(&g->mu);
@@ -283,8 +307,9 @@ static void lost(struct gr_gpu *g, struct dev *d, nvmlReturn_t r)
 		return;
 	d->lost = 1;
 	d->lost_at = now_ns(CLOCK_MONOTONIC);
-	d->have_prev = d->have_replay = 0;
-	push(g, event_item(d, now_ns(CLOCK_REALTIME), "gpu_lost",
+	/* Counters go on from their last reading when it comes back (one
+	 * that went back, a reset, counts from 0). */
+	push(g, event_item(d, utc_now(g), "gpu_lost",
 			   nvml_err(g, r), "nvml"));
 }
 
@@ -305,11 +330,15 @@ static int ok(struct gr_gpu *g, struct dev *d, int m, nvmlReturn_t r)
 #define ASK(g, d, m, call)                                                     \
 	(!((d)->unsup >> (m) & 1) && !(d)->lost && ok(g, d, m, call))
 
-static uint64_t delta(uint64_t now, uint64_t *prev, int have_prev)
+/* A monotonic counter's increase since the previous reading, into
+ * column @col: NULL for the first reading (a run's, or a counter's); a
+ * counter that went back (a reset) counts from 0. */
+static void set_delta(struct item *it, int col, uint64_t now, uint64_t *prev,
+		      int have_prev)
 {
-	uint64_t dv = have_prev && now >= *prev ? now - *prev : now;
+	if (have_prev)
+		set_int(it, col, (int64_t)(now >= *prev ? now - *prev : now));
 	*prev = now;
-	return dv;
 }
 
 static void read_comm(uint32_t pid, char *out, size_t n)
@@ -427,13 +456,15 @@ static void throttle_events(struct gr_gpu *g, struct dev *d, int64_t ts,
 static void sample_dev(struct gr_gpu *g, struct dev *d)
 {
 	struct nvml *n = &g->n;
-	int64_t ts = now_ns(CLOCK_REALTIME), t0 = now_ns(CLOCK_MONOTONIC);
+	int64_t ts = utc_now(g), t0 = now_ns(CLOCK_MONOTONIC);
 	if (d->lost) {
 		if (t0 - d->lost_at < RETRY_NS)
 			return;
-		nvmlUtilization_t u;
+		/* Any answer but "lost" (MIG GPUs have no utilization). */
+		unsigned int t;
 		d->lost_at = t0;
-		if (n->nvmlDeviceGetUtilizationRates(d->h, &u) != NVML_SUCCESS)
+		if (n->nvmlDeviceGetTemperature(d->h, NVML_TEMPERATURE_GPU, &t) ==
+		    NVML_ERROR_GPU_IS_LOST)
 			return;
 		d->lost = 0;
 		push(g, event_item(d, ts, "gpu_back", NULL, "nvml"));
@@ -502,23 +533,36 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 		if (ASK(g, d, M_RX, n->nvmlDeviceGetPcieThroughput(
 					   d->h, NVML_PCIE_UTIL_RX_BYTES, &v)))
 			set_int(it, GR_gpu_pcie_rx, (int64_t)v * 1024);
+		/* Links fabric manager brought up since. */
+		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+			nvmlEnableState_t a;
+			nvmlReturn_t r = n->nvmlDeviceGetNvLinkState(d->h, l, &a);
+			if (r == NVML_ERROR_NOT_SUPPORTED && l == 0)
+				break;
+			if (r == NVML_SUCCESS && a == NVML_FEATURE_ENABLED)
+				d->links |= 1u << l;
+		}
 		if (ASK(g, d, M_REPLAY,
-			n->nvmlDeviceGetPcieReplayCounter(d->h, &v)))
-			set_int(it, GR_gpu_pcie_replays,
-				(int64_t)delta(v, &d->prev_replay,
-					       d->have_replay));
-		d->have_replay = !d->lost;
+			n->nvmlDeviceGetPcieReplayCounter(d->h, &v))) {
+			set_delta(it, GR_gpu_pcie_replays, v, &d->prev_replay,
+				  d->have_replay);
+			d->have_replay = 1;
+		}
 	}
 	if (ASK(g, d, M_SBE, n->nvmlDeviceGetTotalEccErrors(
 				    d->h, NVML_MEMORY_ERROR_TYPE_CORRECTED,
-				    NVML_VOLATILE_ECC, &c)))
-		set_int(it, GR_gpu_ecc_corrected,
-			(int64_t)delta(c, &d->prev_sbe, d->have_prev));
+				    NVML_VOLATILE_ECC, &c))) {
+		set_delta(it, GR_gpu_ecc_corrected, c, &d->prev_sbe,
+			  d->have_prev);
+		set_int(it, GR_gpu_ecc_corrected_total, (int64_t)c);
+	}
 	if (ASK(g, d, M_DBE, n->nvmlDeviceGetTotalEccErrors(
 				    d->h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-				    NVML_VOLATILE_ECC, &c)))
-		set_int(it, GR_gpu_ecc_uncorrected,
-			(int64_t)delta(c, &d->prev_dbe, d->have_prev));
+				    NVML_VOLATILE_ECC, &c))) {
+		set_delta(it, GR_gpu_ecc_uncorrected, c, &d->prev_dbe,
+			  d->have_prev);
+		set_int(it, GR_gpu_ecc_uncorrected_total, (int64_t)c);
+	}
 	unsigned corr = 0, unc = 0, pend = 0, failed = 0;
 	int pending = -1;
 	if (ASK(g, d, M_REMAP, n->nvmlDeviceGetRemappedRows(d->h, &corr, &unc,
@@ -532,32 +576,52 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 		pending = pending > 0 || es == NVML_FEATURE_ENABLED;
 	if (pending >= 0)
 		set_int(it, GR_gpu_remap_pending, pending);
-	if (d->links && !(d->unsup >> M_NVLINK & 1) && !d->lost) {
+	if (d->links && !d->lost) {
+		/* Per link and counter: each its own previous reading (a link
+		 * that fails once must not move the sum) and its own
+		 * "unsupported". */
 		static const nvmlNvLinkErrorCounter_t kinds[4] = {
 			NVML_NVLINK_ERROR_DL_CRC_FLIT, NVML_NVLINK_ERROR_DL_CRC_DATA,
 			NVML_NVLINK_ERROR_DL_REPLAY, NVML_NVLINK_ERROR_DL_RECOVERY,
 		};
-		uint64_t sum[4] = { 0 };
-		int any = 0;
+		int64_t sum[3] = { 0 };
+		int any[3] = { 0 };
 		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 			if (!(d->links >> l & 1))
 				continue;
-			for (int k = 0; k < 4; k++)
-				if (ok(g, d, M_NVLINK,
-				       n->nvmlDeviceGetNvLinkErrorCounter(
-					       d->h, l, kinds[k], &c)))
-					sum[k] += c, any = 1;
+			for (int k = 0; k < 4; k++) {
+				int col = k < 2 ? 0 : k - 1;
+				if (d->nv_unsup >> k & 1)
+					continue;
+				nvmlReturn_t r = n->nvmlDeviceGetNvLinkErrorCounter(
+					d->h, l, kinds[k], &c);
+				if (r == NVML_ERROR_NOT_SUPPORTED ||
+				    r == NVML_ERROR_FUNCTION_NOT_FOUND) {
+					d->nv_unsup |= 1u << k;
+					continue;
+				}
+				if (r == NVML_ERROR_GPU_IS_LOST) {
+					lost(g, d, r);
+					break;
+				}
+				if (r != NVML_SUCCESS)
+					continue;
+				uint64_t *prev = &d->nv_prev[l][k];
+				int had = d->nv_have[l] >> k & 1;
+				d->nv_have[l] |= (uint8_t)(1u << k);
+				any[col] = 1;
+				if (had)
+					sum[col] += (int64_t)(c >= *prev ? c - *prev : c);
+				*prev = c;
+			}
 		}
-		if (any) {
-			set_int(it, GR_gpu_nvlink_crc,
-				(int64_t)delta(sum[0] + sum[1], &d->prev_nv[0],
-					       d->have_prev));
-			set_int(it, GR_gpu_nvlink_replay,
-				(int64_t)delta(sum[2], &d->prev_nv[1],
-					       d->have_prev));
-			set_int(it, GR_gpu_nvlink_recovery,
-				(int64_t)delta(sum[3], &d->prev_nv[2],
-					       d->have_prev));
+		if (d->have_prev) {
+			if (any[0])
+				set_int(it, GR_gpu_nvlink_crc, sum[0]);
+			if (any[1])
+				set_int(it, GR_gpu_nvlink_replay, sum[1]);
+			if (any[2])
+				set_int(it, GR_gpu_nvlink_recovery, sum[2]);
 		}
 	}
 	if (ASK(g, d, M_PERSIST, n->nvmlDeviceGetPersistenceMode(d->h, &es))) {
@@ -625,7 +689,7 @@ static void save_cursor(struct gr_gpu *g, uint64_t seq)
 	char tmp[] = KMSG_CURSOR ".tmp", buf[128];
 	if (g->o.dirfd < 0 || seq <= g->cursor)
 		return;
-	g->cursor = seq;
+	__atomic_store_n(&g->cursor, seq, __ATOMIC_RELAXED);
 	int fd = openat(g->o.dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC |
 						 O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0)
@@ -663,7 +727,7 @@ static void read_kmsg(struct gr_gpu *g)
 		uint64_t seq, ts_us;
 		const char *text;
 		int len = gr_kmsg__split(rec, (size_t)k, &seq, &ts_us, &text);
-		if (len < 0 || seq <= g->cursor)
+		if (len < 0 || seq <= __atomic_load_n(&g->cursor, __ATOMIC_RELAXED))
 			continue;
 		/* The text alone, terminated (the record's dictionary lines
 		 * follow its newline). */
@@ -671,7 +735,12 @@ static void read_kmsg(struct gr_gpu *g)
 		struct gr_xid_line x;
 		if (!strstr(text, "NVRM: Xid") || gr_xid__parse_kmsg(text, &x) != 1)
 			continue;
+		/* The kernel log's clock is not the wall clock's and drifts
+		 * from it over days: a record read as it comes is stamped
+		 * now; one from before gpurecd started, by the log's time. */
 		int64_t ts = (int64_t)ts_us * 1000 + g->mono_to_utc;
+		if (g->live)
+			ts = utc_now(g);
 		const struct dev *d = dev_by_short(g, x.pci);
 		struct item *it = event_item(d, ts, "xid", NULL, "kmsg");
 		if (!it)
@@ -693,6 +762,7 @@ static void read_kmsg(struct gr_gpu *g)
 		it->xid = x.xid;
 		snprintf(it->pci_short, sizeof(it->pci_short), "%s", x.pci);
 		it->kmsg_seq = seq;
+		it->arrived = now_ns(CLOCK_MONOTONIC);
 		push(g, it);
 	}
 }
@@ -711,13 +781,23 @@ static void *sampler_main(void *arg)
 		if (next < now)	/* overran: the next period from now */
 			next = now + g->o.sample_ns;
 		while (!g->stop && (now = now_ns(CLOCK_MONOTONIC)) < next) {
-			struct pollfd p[2] = { { .fd = g->stopfd, .events = POLLIN },
-					       { .fd = g->kmsg, .events = POLLIN } };
-			int ms = (int)((next - now + 999999) / 1000000);
-			int r = poll(p, g->kmsg >= 0 ? 2 : 1, ms);
-			if (r > 0 && g->kmsg >= 0 && p[1].revents & POLLIN)
-				read_kmsg(g);
+			struct pollfd p = { .fd = g->stopfd, .events = POLLIN };
+			poll(&p, 1, (int)((next - now + 999999) / 1000000));
 		}
+	}
+	return NULL;
+}
+
+/* The kernel log on a thread of its own: a GPU whose NVML calls hang
+ * (the sampler's) must not keep its Xid lines unread. */
+static void *reader_main(void *arg)
+{
+	struct gr_gpu *g = arg;
+	while (!g->stop) {
+		struct pollfd p[2] = { { .fd = g->stopfd, .events = POLLIN },
+				       { .fd = g->kmsg, .events = POLLIN } };
+		if (poll(p, 2, 1000) > 0 && p[1].revents & POLLIN)
+			read_kmsg(g);
 	}
 	return NULL;
 }
@@ -745,13 +825,14 @@ static void *waiter_main(void *arg)
 			continue;
 		}
 		const struct dev *d = dev_by_handle(g, e.device);
-		int64_t ts = now_ns(CLOCK_REALTIME);
+		int64_t ts = utc_now(g);
 		struct item *it = NULL;
 		if (e.eventType & nvmlEventTypeXidCriticalError) {
 			it = event_item(d, ts, "xid", NULL, "nvml");
 			if (it) {
 				xid_describe(it, (int)e.eventData);
 				it->is_xid = 1;
+				it->arrived = now_ns(CLOCK_MONOTONIC);
 				it->xid = (int)e.eventData;
 				if (d)
 					snprintf(it->pci_short,
@@ -838,7 +919,20 @@ static void open_devs(struct gr_gpu *g)
 	for (unsigned i = 0; i < cnt && g->ndev < MAX_DEVS; i++) {
 		struct dev *d = &g->dev[g->ndev];
 		memset(d, 0, sizeof(*d));
-		if (n->nvmlDeviceGetHandleByIndex_v2(i, &d->h) != NVML_SUCCESS)
+		nvmlReturn_t hr = n->nvmlDeviceGetHandleByIndex_v2(i, &d->h);
+		if (hr == NVML_ERROR_GPU_IS_LOST) {
+			/* Lost already (gpurecd restarted after the crash):
+			 * an event, not silence. */
+			struct item *it = event_item(NULL, utc_now(g),
+						     "gpu_lost",
+						     nvml_err(g, hr), "nvml");
+			if (it)
+				set_int(it, GR_gpu_event_gpu, (int)i);
+			g->lost_at_open++;
+			push(g, it);
+			continue;
+		}
+		if (hr != NVML_SUCCESS)
 			continue;
 		d->index = (int)i;
 		d->prev_persist = -1;
@@ -902,7 +996,8 @@ static void open_events(struct gr_gpu *g)
 
 /* A driver other than the one the previous run saw (an upgrade, a
  * reload: NVML holds the driver's device files open, so a reload comes
- * with a gpurecd restart): a `driver` event. */
+ * with a gpurecd restart): a `driver` event, and the file names the new
+ * one once a flush has made the event durable (write_driver). */
 static void check_driver(struct gr_gpu *g)
 {
 	char buf[128] = "", line[300];
@@ -920,17 +1015,24 @@ static void check_driver(struct gr_gpu *g)
 		return;
 	if (buf[0]) {
 		snprintf(line, sizeof(line), "%s (was %s)", g->driver, buf);
-		push(g, event_item(NULL, now_ns(CLOCK_REALTIME), "driver",
-				   line, "nvml"));
+		push(g, event_item(NULL, utc_now(g), "driver", line, "nvml"));
 	}
-	fd = openat(g->o.dirfd, ".gpu-driver", O_WRONLY | O_CREAT | O_TRUNC |
-					       O_CLOEXEC | O_NOFOLLOW, 0640);
+	g->driver_pending = 1;
+}
+
+static void write_driver(struct gr_gpu *g)
+{
+	char line[128];
+	int fd = openat(g->o.dirfd, ".gpu-driver.tmp", O_WRONLY | O_CREAT |
+					O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0)
 		return;
 	int len = snprintf(line, sizeof(line), "%s\n", g->driver);
-	if (write(fd, line, (size_t)len) != len)
-		unlinkat(g->o.dirfd, ".gpu-driver", 0);
+	int good = write(fd, line, (size_t)len) == len;
 	close(fd);
+	if (!good || renameat(g->o.dirfd, ".gpu-driver.tmp", g->o.dirfd,
+			      ".gpu-driver") < 0)
+		unlinkat(g->o.dirfd, ".gpu-driver.tmp", 0);
 }
 
 static void open_kmsg(struct gr_gpu *g)
@@ -944,7 +1046,7 @@ static void open_kmsg(struct gr_gpu *g)
 	if (g->kmsg < 0)
 		g->o.log("gpu: cannot read %s (%s): Xids come from NVML only",
 			 g->o.kmsg, strerror(errno));
-	g->mono_to_utc = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+	g->mono_to_utc = utc_now(g) - now_ns(CLOCK_MONOTONIC);
 }
 
 struct gr_gpu *gr_gpu__open(const struct gr_gpu_opts *o)
@@ -959,18 +1061,16 @@ struct gr_gpu *gr_gpu__open(const struct gr_gpu_opts *o)
 		free(g);
 		return NULL;
 	}
-	open_devs(g);
-	if (!g->ndev) {
-		g->o.log("gpu: NVML lists no GPU: GPU sampling off");
-		g->n.nvmlShutdown();
-		dlclose(g->n.lib);
-		free(g);
-		return NULL;
-	}
 	g->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	g->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (g->efd < 0 || g->stopfd < 0) {
 		g->o.log("gpu: eventfd: %s", strerror(errno));
+		gr_gpu__close(g);
+		return NULL;
+	}
+	open_devs(g);
+	if (!g->ndev && !g->lost_at_open) {
+		g->o.log("gpu: NVML lists no GPU: GPU sampling off");
 		gr_gpu__close(g);
 		return NULL;
 	}
@@ -987,9 +1087,18 @@ struct gr_gpu *gr_gpu__open(const struct gr_gpu_opts *o)
 		return NULL;
 	}
 	g->have_sampler = 1;
+	g->live = 1;
 	pthread_setname_np(g->sampler, "gpurecd-gpu");
+	if (g->kmsg >= 0 &&
+	    pthread_create(&g->reader, NULL, reader_main, g) == 0) {
+		g->have_reader = 1;
+		pthread_setname_np(g->reader, "gpurecd-kmsg");
+	}
 	if (g->have_waiter)
 		pthread_setname_np(g->waiter, "gpurecd-gpuev");
+	if (g->lost_at_open)
+		g->o.log("gpu: %d GPU%s lost already (NVML cannot reach it)",
+			 g->lost_at_open, g->lost_at_open == 1 ? "" : "s");
 	g->o.log("gpu: %d GPU%s, driver %s, sampled every %" PRId64 " ms%s%s",
 		 g->ndev, g->ndev == 1 ? "" : "s",
 		 g->driver[0] ? g->driver : "(unknown)",
@@ -1024,8 +1133,8 @@ static void write_item(struct gr_gpu *g, struct item *it)
 		else
 			g->st.events++;
 	}
-	if (it->kmsg_seq)
-		save_cursor(g, it->kmsg_seq);
+	if (it->kmsg_seq > g->written_seq)
+		g->written_seq = it->kmsg_seq;
 	item_free(it);
 }
 
@@ -1033,15 +1142,21 @@ static void write_item(struct gr_gpu *g, struct item *it)
  * wait: the two are one. */
 static struct item **match(struct gr_gpu *g, const struct item *x)
 {
+	/* On when each arrived (monotonic), not the rows' times: the
+	 * kernel log's clock drifts from the wall clock; the nearest. */
+	struct item **best = NULL;
+	int64_t bdt = 0;
 	for (struct item **p = &g->pending; *p; p = &(*p)->next) {
 		struct item *q = *p;
-		int64_t dt = q->r.v[GR_gpu_event_ts] - x->r.v[GR_gpu_event_ts];
+		int64_t dt = q->arrived - x->arrived;
+		if (dt < 0)
+			dt = -dt;
 		if (q->from_kmsg != x->from_kmsg && q->xid == x->xid &&
 		    strcmp(q->pci_short, x->pci_short) == 0 &&
-		    dt <= XID_WAIT_NS && dt >= -XID_WAIT_NS)
-			return p;
+		    dt <= XID_WAIT_NS && (!best || dt <= bdt))
+			best = p, bdt = dt;
 	}
-	return NULL;
+	return best;
 }
 
 static void take_xid(struct gr_gpu *g, struct item *x)
@@ -1049,8 +1164,11 @@ static void take_xid(struct gr_gpu *g, struct item *x)
 	struct item **p = match(g, x);
 	if (!p) {
 		x->due = now_ns(CLOCK_MONOTONIC) + XID_WAIT_NS;
-		x->next = g->pending;
-		g->pending = x;
+		struct item **t = &g->pending;
+		while (*t)
+			t = &(*t)->next;
+		x->next = NULL;
+		*t = x;
 		return;
 	}
 	struct item *q = *p;
@@ -1105,18 +1223,53 @@ static void stop_threads(struct gr_gpu *g)
 	if (g->stopfd >= 0 && write(g->stopfd, &one, sizeof(one)) < 0) {
 		/* the sampler sees g->stop within its poll anyway */
 	}
-	if (g->have_sampler)
-		pthread_join(g->sampler, NULL);
-	if (g->have_waiter)
-		pthread_join(g->waiter, NULL);
-	g->have_sampler = g->have_waiter = 0;
+	/* A thread inside an NVML call that hangs (a GPU in trouble) must
+	 * not hold up sealing: wait 2 s, then leave it (push drops what it
+	 * queues; NVML is not shut down under it). */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 2;
+	pthread_t *th[3] = { g->have_sampler ? &g->sampler : NULL,
+			     g->have_waiter ? &g->waiter : NULL,
+			     g->have_reader ? &g->reader : NULL };
+	for (int i = 0; i < 3; i++)
+		if (th[i] && pthread_timedjoin_np(*th[i], NULL, &dl) != 0)
+			g->stuck = 1;
+	g->have_sampler = g->have_waiter = g->have_reader = 0;
+	if (g->stuck) {
+		pthread_mutex_lock(&g->mu);
+		g->closed = 1;
+		pthread_mutex_unlock(&g->mu);
+		g->o.log("gpu: a thread is still inside NVML 2 s after the "
+			 "stop (a GPU not answering); left behind");
+	}
+}
+
+/* What a flush made durable: the kernel log cursor up to the Xids
+ * written before it (none still waiting below it), and the driver seen. */
+static void persist(struct gr_gpu *g)
+{
+	if (g->cursor_next)
+		save_cursor(g, g->cursor_next);
+	if (g->driver_pending) {
+		g->driver_pending = 0;
+		write_driver(g);
+	}
+	uint64_t c = g->written_seq;
+	for (struct item *x = g->pending; x; x = x->next)
+		if (x->kmsg_seq && x->kmsg_seq - 1 < c)
+			c = x->kmsg_seq - 1;
+	g->cursor_next = c;
 }
 
 void gr_gpu__flush(struct gr_gpu *g, int64_t now, int last)
 {
+	/* The writer flushed after the last call: what was written then is
+	 * on disk. */
+	persist(g);
 	if (last) {
 		stop_threads(g);
-		if (g->kmsg >= 0)
+		if (g->kmsg >= 0 && !g->stuck)
 			read_kmsg(g);
 	}
 	gr_gpu__poll(g);
@@ -1135,17 +1288,19 @@ void gr_gpu__flush(struct gr_gpu *g, int64_t now, int last)
 	uint64_t dropped = g->dropped;
 	pthread_mutex_unlock(&g->mu);
 	gr_family__drops(g->o.w, GR_FAM_gpu, &dropped, &g->dropped_seen, now);
+	if (last)	/* what persist() saves at close, after the seal */
+		persist(g);
 }
 
 void gr_gpu__stats(const struct gr_gpu *g, struct gr_gpu_stats *st)
 {
 	*st = g->st;
 	st->devices = g->ndev;
-	st->lost = 0;
+	st->lost = g->lost_at_open;
 	for (int i = 0; i < g->ndev; i++)
 		st->lost += g->dev[i].lost;
 	st->sample_ns = __atomic_load_n(&g->sample_ns, __ATOMIC_RELAXED);
-	st->dropped = g->dropped;
+	st->dropped = __atomic_load_n(&g->dropped, __ATOMIC_RELAXED);
 	snprintf(st->driver, sizeof(st->driver), "%s", g->driver);
 }
 
@@ -1154,6 +1309,11 @@ void gr_gpu__close(struct gr_gpu *g)
 	if (!g)
 		return;
 	stop_threads(g);
+	/* The writer is closed (sealed) by now: the last rows are on disk. */
+	if (g->cursor_next)
+		save_cursor(g, g->cursor_next);
+	if (g->stuck)	/* its thread may still be inside NVML: leave it */
+		return;
 	while (g->pending) {
 		struct item *x = g->pending;
 		g->pending = x->next;

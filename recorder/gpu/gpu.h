@@ -23,6 +23,7 @@ struct gr_gpu_opts {
 	struct gr_writer *w;
 	void (*log)(const char *fmt, ...);
 	int64_t sample_ns;	/* the sampling period */
+	int64_t clock_offset_ns; /* CLOCK_BOOTTIME + this = the rows' UTC */
 	int verbose;
 	int dirfd;		/* the data directory: the kernel log cursor */
 	const char *kmsg;	/* "/dev/kmsg", or NULL: no kernel log */

@@ -41,9 +41,9 @@ done
 sleep 2.2 # the NVML Xid waits 2 s for a kernel log line
 stop_gpurecd
 
-eq "device 0: its first samples, exactly (counters as increases; PCIe every 10 s)" \
-	"$(q "SELECT util_gpu, util_mem, sm_clock, power_mw, temp_c, mem_used, coalesce(throttle, '-'), throttle_mask, coalesce(pcie_tx, '-'), coalesce(pcie_rx, '-'), coalesce(pcie_replays, '-'), ecc_corrected, ecc_uncorrected, remap_pending, remapped_corr, nvlink_crc FROM gpu WHERE gpu = 0 ORDER BY ts LIMIT 5")" \
-	"10,5,1980,100000,40,1073741824,-,0,102400,204800,7,2,0,0,1,12 90,60,1980,650000,61,2147483648,sw_power_cap,4,-,-,-,3,0,0,1,0 97,60,1755,650000,88,2147483648,\"sw_power_cap,hw_thermal\",68,-,-,-,0,0,0,1,4 20,60,1980,120000,70,2147483648,-,0,-,-,-,0,0,1,1,0 20,60,1980,120000,70,2147483648,-,0,-,-,-,0,0,1,1,0 "
+eq "device 0: its first samples, exactly (counters as increases, NULL at the first reading; PCIe every 10 s)" \
+	"$(q "SELECT util_gpu, util_mem, sm_clock, power_mw, temp_c, mem_used, coalesce(throttle, '-'), throttle_mask, coalesce(pcie_tx, '-'), coalesce(pcie_rx, '-'), coalesce(pcie_replays, '-'), coalesce(ecc_corrected, '-'), coalesce(ecc_uncorrected, '-'), remap_pending, remapped_corr, coalesce(nvlink_crc, '-'), ecc_corrected_total FROM gpu WHERE gpu = 0 ORDER BY ts LIMIT 5")" \
+	"10,5,1980,100000,40,1073741824,-,0,102400,204800,-,-,-,0,1,-,2 90,60,1980,650000,61,2147483648,sw_power_cap,4,-,-,-,3,0,0,1,0,5 97,60,1755,650000,88,2147483648,\"sw_power_cap,hw_thermal\",68,-,-,-,0,0,0,1,4,5 20,60,1980,120000,70,2147483648,-,0,-,-,-,0,0,1,1,0,5 20,60,1980,120000,70,2147483648,-,0,-,-,-,0,0,1,1,0,5 "
 eq "device 0: identity on every row" \
 	"$(q "SELECT count(DISTINCT uuid || pci || name || mem_total || power_limit_mw), min(uuid), min(pci), min(name), min(mem_total), min(power_limit_mw) FROM gpu WHERE gpu = 0")" \
 	"1,GPU-00000000-1111-2222-3333-444444444444,0000:3b:00.0,NVIDIA H100 80GB HBM3,85899345920,700000 "
@@ -62,7 +62,7 @@ eq "status.json: the gpu family" \
 	"True 2 1 580.95.05"
 eq "report gpu-health: per GPU, what went wrong" \
 	"$("$GPUREC" --data "$D" --format csv report gpu-health | tail -n +2 | cut -d, -f2,4,5,8- | grep -v '^0,samples\|^0,temp\|^0,at_power\|^0,throttled' | tr -d '\r' | tr '\n' ' ')" \
-	"0,persistence,1,off 0,ecc_corrected,5,errors 0,remapped_rows,1,\"1 correctable, 0 uncorrectable; a reset is pending\" 0,pcie_replays,7,replays 0,nvlink_crc,16,CRC errors 1,samples,3,NVIDIA H100 80GB HBM3 1,xid 79,1,GPU has fallen off the bus (no longer reachable over PCIe) 1,gpu_lost,1,GPU is lost 1,temp_max_c,31,degrees C "
+	"0,persistence,1,off 0,ecc_corrected,3,errors while recorded; 5 since the driver loaded 0,remapped_rows,1,\"1 correctable, 0 uncorrectable; a reset is pending\" 0,nvlink_crc,4,CRC errors 1,samples,3,NVIDIA H100 80GB HBM3 1,xid 79,1,GPU has fallen off the bus (no longer reachable over PCIe) 1,gpu_lost,1,GPU is lost 1,temp_max_c,31,degrees C "
 n0=$(q "SELECT count(*) FROM gpu WHERE gpu = 0" | tr -d ' ')
 eq "report gpu-health: device 0's throttling and temperature" \
 	"$("$GPUREC" --data "$D" --format csv report gpu-health | tr -d '\r' | awk -F, '$2 == 0 && ($4 ~ /^(throttled|temp|at_power)/ || $4 ~ /^"?throttled/) { print $4 "=" $5 }' | tr '\n' ' ')" \
