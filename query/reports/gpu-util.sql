@@ -15,29 +15,39 @@ WITH u AS (
   FROM gpu_process
 ), api AS (
   SELECT host, pid, minute,
+         sum(CASE WHEN api LIKE '%Launch%' THEN calls ELSE 0 END) AS launches,
          sum(CASE WHEN api LIKE '%Synchronize%' THEN dur_total ELSE 0 END)
              AS sync_ns
   FROM sum_api GROUP BY host, pid, minute
-), kn AS (
-  SELECT o.host, o.pci, o.minute, k.kernel, sum(k.launches) AS n
-  FROM on_gpu o
-  JOIN sum_kernel k ON k.host = o.host AND k.pid = o.pid
-                   AND k.minute = o.minute
-  GROUP BY o.host, o.pci, o.minute, k.kernel
+), kt AS (
+  -- Launches per process and kernel over the whole window: no minute
+  -- read, so a sealed segment gives its whole-segment rows.
+  SELECT host, pid, kernel, sum(launches) AS n
+  FROM sum_kernel GROUP BY host, pid, kernel
 ), main AS (
   -- The GPU's main kernel: the one its processes launched most.
   SELECT host, pci, kernel FROM (
-    SELECT host, pci, kernel,
-           row_number() OVER (PARTITION BY host, pci
-                              ORDER BY sum(n) DESC, kernel) AS r
-    FROM kn GROUP BY host, pci, kernel)
+    SELECT p.host, p.pci, kt.kernel,
+           row_number() OVER (PARTITION BY p.host, p.pci
+                              ORDER BY sum(kt.n) DESC, kt.kernel) AS r
+    FROM (SELECT DISTINCT host, pci, pid FROM on_gpu) p
+    JOIN kt ON kt.host = p.host AND kt.pid = p.pid
+    GROUP BY p.host, p.pci, kt.kernel)
   WHERE r = 1
+), mk AS (
+  -- Per minute, the main kernels' launches only.
+  SELECT host, pid, minute, kernel, sum(launches) AS n
+  FROM sum_kernel WHERE kernel IN (SELECT kernel FROM main)
+  GROUP BY host, pid, minute, kernel
 ), k AS (
-  SELECT kn.host, kn.pci, kn.minute, sum(kn.n) AS launches,
-         sum(CASE WHEN kn.kernel IS main.kernel THEN kn.n ELSE 0 END)
-             AS main_launches
-  FROM kn LEFT JOIN main ON main.host = kn.host AND main.pci = kn.pci
-  GROUP BY kn.host, kn.pci, kn.minute
+  SELECT o.host, o.pci, o.minute, sum(coalesce(a.launches, 0)) AS launches,
+         sum(coalesce(mk.n, 0)) AS main_launches
+  FROM on_gpu o
+  LEFT JOIN api a ON a.host = o.host AND a.pid = o.pid AND a.minute = o.minute
+  LEFT JOIN main ON main.host = o.host AND main.pci = o.pci
+  LEFT JOIN mk ON mk.host = o.host AND mk.pid = o.pid
+              AND mk.minute = o.minute AND mk.kernel = main.kernel
+  GROUP BY o.host, o.pci, o.minute
 ), cp AS (
   SELECT host, pid, minute, sum(bytes) AS bytes
   FROM sum_memcpy GROUP BY host, pid, minute
