@@ -472,7 +472,7 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 	struct item *it = item_new(GR_T_gpu, ts);
 	if (!it)
 		return;
-	unsigned v = 0, w = 0;
+	unsigned v = 0;
 	unsigned long long c = 0;
 	nvmlUtilization_t u;
 	nvmlMemory_t mem;
@@ -497,11 +497,12 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 	/* Version 2 first: used without the driver's reserved memory, as
 	 * nvidia-smi shows it. */
 	nvmlMemory_v2_t m2 = { .version = nvmlMemory_v2 };
-	if (!(d->unsup >> M_MEM2 & 1) && n->nvmlDeviceGetMemoryInfo_v2 &&
-	    !d->lost && ok(g, d, M_MEM2, n->nvmlDeviceGetMemoryInfo_v2(d->h, &m2))) {
+	if (!n->nvmlDeviceGetMemoryInfo_v2)
+		d->unsup |= 1ull << M_MEM2;
+	if (ASK(g, d, M_MEM2, n->nvmlDeviceGetMemoryInfo_v2(d->h, &m2))) {
 		set_int(it, GR_gpu_mem_used, (int64_t)m2.used);
 		set_int(it, GR_gpu_mem_total, (int64_t)m2.total);
-	} else if ((!n->nvmlDeviceGetMemoryInfo_v2 || d->unsup >> M_MEM2 & 1) &&
+	} else if (d->unsup >> M_MEM2 & 1 &&
 		   ASK(g, d, M_MEM, n->nvmlDeviceGetMemoryInfo(d->h, &mem))) {
 		set_int(it, GR_gpu_mem_used, (int64_t)mem.used);
 		set_int(it, GR_gpu_mem_total, (int64_t)mem.total);
@@ -636,7 +637,6 @@ static void sample_dev(struct gr_gpu *g, struct dev *d)
 		return;
 	}
 	sample_procs(g, d, ts);
-	(void)w;
 	d->have_prev = 1;
 	set_int(it, GR_gpu_gpu, d->index);
 	set_str(it, GR_gpu_uuid, d->uuid);

@@ -4,9 +4,9 @@
  * No BPF: NVML is dlopened (libnvidia-ml.so.1, recorder/gpu/nvml.h) at
  * open, and two threads ask it: a sampler, every sample period, for each
  * GPU's utilization, clocks, power, memory, throttle reasons, PCIe, ECC,
- * row remapping and NVLink counters and its processes, which also reads
- * /dev/kmsg between samples; and an event waiter for NVML's Xid and ECC
- * events.  Neither touches the store: they queue what they saw and wake
+ * row remapping and NVLink counters and its processes; and an event waiter
+ * for NVML's Xid and ECC events.  A third reads /dev/kmsg, so that an NVML
+ * call that hangs does not hold Xid lines back.  None touches the store: they queue what they saw and wake
  * the loop through an eventfd (gr_gpu__fd), whose drain (gr_gpu__poll)
  * turns it into `gpu`, `gpu_process` and `gpu_event` rows.  An Xid seen
  * both by NVML and in the kernel log is one row: each waits up to 2 s for
