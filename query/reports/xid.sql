@@ -23,6 +23,27 @@ WITH x AS (
                          AND q.ts + 1000000000
           ORDER BY c.ts DESC LIMIT 1) AS ltid
   FROM q
+), o AS (
+  -- Each process's off-CPU intervals around the Xid, ranked: the thread
+  -- that made the last CUDA call first (an idle pool thread's long sleep
+  -- says nothing), else the longest wait in the driver or on I/O (D: a
+  -- thread hung in cuInit), else the longest.
+  SELECT p.host, p.ts, p.pci, p.pid, f.tid, f.state, f.dur, f.stack,
+         row_number() OVER (
+           PARTITION BY p.host, p.ts, p.pci, p.pid
+           ORDER BY f.tid IS p.ltid DESC,
+                    CASE WHEN f.tid IS p.ltid THEN 0
+                         ELSE f.state = 'D' END DESC,
+                    f.dur DESC) AS r
+  FROM p JOIN offcpu f
+    ON f.host = p.host AND f.pid = p.pid
+   AND f.ts BETWEEN p.ts - 3600000000000 AND p.ts + 1000000000
+   AND f.ts + f.dur >= p.ts - :before_s * 1000000000
+), dw AS (
+  -- A D wait still open is written in 5 s pieces: a thread's D time in
+  -- the window, whole.
+  SELECT host, ts, pci, tid, sum(dur) AS dur
+  FROM o WHERE state = 'D' GROUP BY host, ts, pci, tid
 )
 SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
        p.pid,
@@ -44,43 +65,12 @@ SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
           AND c.ts BETWEEN x.ts - :before_s * 1000000000
                        AND x.ts + 1000000000
         ORDER BY c.ts DESC LIMIT 1) AS last_call,
-       -- The thread that made the last CUDA call first (an idle pool
-       -- thread's long sleep says nothing), else the longest wait in the
-       -- driver or on I/O (D: a thread hung in cuInit), else the longest.
-       coalesce(
-         (SELECT o.state || ' ' ||
-                 -- A D wait still open is written in 5 s pieces: the
-                 -- thread's D time in the window, whole.
-                 round(CASE WHEN o.state = 'D' THEN
-                   (SELECT sum(o2.dur) FROM offcpu o2
-                    WHERE o2.host = o.host AND o2.tid = o.tid
-                      AND o2.state = 'D'
-                      AND o2.ts BETWEEN x.ts - 3600000000000
-                                    AND x.ts + 1000000000
-                      AND o2.ts + o2.dur >= x.ts - :before_s * 1000000000)
-                   ELSE o.dur END / 1e9, 3) || ' s tid ' ||
-                 o.tid || coalesce(': ' || o.stack, '')
-          FROM offcpu o
-          WHERE o.host = x.host AND o.pid = p.pid AND o.tid = p.ltid
-            AND o.ts BETWEEN x.ts - 3600000000000 AND x.ts + 1000000000
-            AND o.ts + o.dur >= x.ts - :before_s * 1000000000
-          ORDER BY o.dur DESC LIMIT 1),
-         (SELECT o.state || ' ' ||
-                 -- A D wait still open is written in 5 s pieces: the
-                 -- thread's D time in the window, whole.
-                 round(CASE WHEN o.state = 'D' THEN
-                   (SELECT sum(o2.dur) FROM offcpu o2
-                    WHERE o2.host = o.host AND o2.tid = o.tid
-                      AND o2.state = 'D'
-                      AND o2.ts BETWEEN x.ts - 3600000000000
-                                    AND x.ts + 1000000000
-                      AND o2.ts + o2.dur >= x.ts - :before_s * 1000000000)
-                   ELSE o.dur END / 1e9, 3) || ' s tid ' ||
-                 o.tid || coalesce(': ' || o.stack, '')
-          FROM offcpu o
-          WHERE o.host = x.host AND o.pid = p.pid
-            AND o.ts BETWEEN x.ts - 3600000000000 AND x.ts + 1000000000
-            AND o.ts + o.dur >= x.ts - :before_s * 1000000000
-          ORDER BY o.state = 'D' DESC, o.dur DESC LIMIT 1)) AS offcpu
+       o.state || ' ' ||
+       round(CASE WHEN o.state = 'D' THEN dw.dur ELSE o.dur END / 1e9, 3) ||
+       ' s tid ' || o.tid || coalesce(': ' || o.stack, '') AS offcpu
 FROM x LEFT JOIN p ON p.host = x.host AND p.ts = x.ts AND p.pci = x.pci
+LEFT JOIN o ON o.host = p.host AND o.ts = p.ts AND o.pci = p.pci
+           AND o.pid = p.pid AND o.r = 1
+LEFT JOIN dw ON dw.host = o.host AND dw.ts = o.ts AND dw.pci = o.pci
+            AND dw.tid = o.tid
 ORDER BY x.ts, x.pci, p.pid
