@@ -388,8 +388,10 @@ static void render_status(FILE *f, const char *state)
 			       gr_host__running(d.host, GR_FAM_##name) ?       \
 			       "true" : "false");)
 #include "recorder/families.def"
-	fprintf(f, "\"switch_ins_recovered\":%" PRIu64 "},",
-		gr_host__recovered(d.host));
+	fprintf(f, "\"switch_ins_recovered\":%" PRIu64
+		   ",\"wakeups_unseen\":%" PRIu64 "},",
+		gr_host__sched_counter(d.host, GR_SCHED_RECOVERED),
+		gr_host__sched_counter(d.host, GR_SCHED_WAKEUPS_UNSEEN));
 	struct gr_gpu_stats gs = { 0 };
 	if (d.gpu)
 		gr_gpu__stats(d.gpu, &gs);

@@ -224,10 +224,11 @@ int gr_host__fd(struct gr_host *h)
 	return h->rb ? ring_buffer__epoll_fd(h->rb) : -1;
 }
 
-uint64_t gr_host__recovered(const struct gr_host *h)
+uint64_t gr_host__sched_counter(const struct gr_host *h,
+				enum gr_sched_counter c)
 {
-	return h && h->recovered && h->fam[GR_FAM_sched].skel ?
-	       h->recovered(h->fam[GR_FAM_sched].skel) : 0;
+	return h && h->sched_counter && h->fam[GR_FAM_sched].skel ?
+	       h->sched_counter(h->fam[GR_FAM_sched].skel, c) : 0;
 }
 
 int gr_host__poll(struct gr_host *h)

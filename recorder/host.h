@@ -61,9 +61,12 @@ int gr_host__tracked_fd(const struct gr_host *h);
 /* Whether a host family runs (loaded and attached); 0 for a NULL @h. */
 int gr_host__running(const struct gr_host *h, enum gr_family f);
 
-/* Switch-ins the sched_switch tracepoint did not show, whose intervals
- * were recovered (recorder/sched/sched.bpf.c). */
-uint64_t gr_host__recovered(const struct gr_host *h);
+/* sched's counters (recorder/sched/sched.bpf.c): switch-ins the
+ * sched_switch tracepoint did not show, whose intervals were recovered;
+ * blocked threads that came back with no wakeup seen (no runq record). */
+enum gr_sched_counter { GR_SCHED_RECOVERED, GR_SCHED_WAKEUPS_UNSEEN };
+uint64_t gr_host__sched_counter(const struct gr_host *h,
+				enum gr_sched_counter c);
 
 /* Called before each writer flush: drops rows, `process` rows of live
  * traced processes again in a new segment (so each segment names the

@@ -39,7 +39,7 @@ struct gr_host {
 	char *segment;		/* segment the process rows were last put in */
 	uint64_t user_drops, user_drops_seen;
 	uint64_t flushes;
-	uint64_t (*recovered)(const void *skel); /* sched's counter */
+	uint64_t (*sched_counter)(const void *skel, enum gr_sched_counter c);
 	/* sched: off-CPU intervals still open, written in part */
 	struct gr_sched_opens opens;
 	int64_t walked_ns;	/* boot-time ns of the last walk for them */

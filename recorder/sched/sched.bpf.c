@@ -40,6 +40,10 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u64 offcpu_min_ns = 1000000;
 const volatile __u64 runq_min_ns = 0;
 __u64 recovered; /* switch-ins the tracepoint did not show (see above) */
+/* Blocked threads that came back with no wakeup seen (its tracepoint did
+ * not run either, as on a CPU leaving idle): an off-CPU interval with no
+ * runq record, counted so that every missing one is accounted for. */
+__u64 wakeups_unseen;
 
 /* Per thread: struct gr_sched_thread (sched.h), which gpurecd reads too. */
 GR_THREAD_MAPS(BPF_MAP_TYPE_HASH, 16384, struct gr_sched_thread);
@@ -119,6 +123,12 @@ static __always_inline void recover_switch_in(struct gr_sched_thread *t,
 	__u64 back = now - ran;
 	if (ran > now)
 		back = now;
+	/* It cannot have run before it was woken: CPU time counted in a
+	 * clock of its own puts the estimate a few us early at times. */
+	if (t->run_ts && back < t->run_ts)
+		back = t->run_ts;
+	if (t->off_ts && !t->run_ts)
+		__sync_fetch_and_add(&wakeups_unseen, 1);
 	if (t->off_ts && back > t->off_ts && back - t->off_ts >= offcpu_min_ns)
 		emit_offcpu(t, tgid, tid, prev, back);
 	if (t->run_ts && back >= t->run_ts && back - t->run_ts >= runq_min_ns)
@@ -163,7 +173,9 @@ int sched_switch(struct bpf_raw_tracepoint_args *ctx)
 			if (!preempt && prev_state) {
 				/* Blocked: its stacks say where. */
 				t->off_ts = now;
-				t->run_ts = 0;
+				/* Woken already (between its dequeue and
+				 * here): runnable from the moment it left. */
+				t->run_ts = t->woken && t->run_ts ? now : 0;
 				t->state = prev_state;
 				/* A wakeup may come between its dequeue
 				 * and this tracepoint: keep that waker. */
@@ -193,6 +205,8 @@ int sched_switch(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (!now)
 		now = bpf_ktime_get_boot_ns();
+	if (t->off_ts && !t->run_ts)
+		__sync_fetch_and_add(&wakeups_unseen, 1);
 	if (t->off_ts && now - t->off_ts >= offcpu_min_ns)
 		emit_offcpu(t, tgid, tid, next, now);
 	if (t->run_ts && now - t->run_ts >= runq_min_ns)

@@ -71,9 +71,11 @@ static int on_record(void *ctx, void *data, size_t len)
 
 GR_HFAM_SKEL_FNS(sched)
 
-static uint64_t recovered(const void *s)
+static uint64_t counter(const void *s, enum gr_sched_counter c)
 {
-	return ((const struct sched_bpf *)s)->bss->recovered;
+	const struct sched_bpf *k = s;
+	return c == GR_SCHED_RECOVERED ? k->bss->recovered :
+	       k->bss->wakeups_unseen;
 }
 
 void gr_sched__open(struct gr_host *h, uint32_t self)
@@ -96,7 +98,7 @@ void gr_sched__open(struct gr_host *h, uint32_t self)
 		.progs = progs, .on_record = on_record,
 	};
 	if (gr_hfam__open(h, GR_FAM_sched, &k) == 0)
-		h->recovered = recovered;
+		h->sched_counter = counter;
 }
 
 /* ---- intervals still open --------------------------------------------------- */
