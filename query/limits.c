@@ -28,6 +28,12 @@
  * progress handler's path returns.  gpurec writes nothing else that a
  * sudden end could leave half done: recordings are read-only, an export
  * is renamed into place only when complete.
+ *
+ * `gpurec shell` runs many statements in one process: its clock starts
+ * again for each (gr_limits__restart()) and stands still while the shell
+ * waits at its prompt (gr_limits__pause()).  So the backstop waits on a
+ * condition variable, on the monotonic clock, for whatever the deadline
+ * is now, and a new deadline wakes it to wait again.
  */
 #include "query/limits.h"
 
@@ -49,20 +55,25 @@
 #define NUMBER_BYTES 400	/* the most a number without width prints */
 
 static struct {
-	int64_t deadline_ns;	/* CLOCK_MONOTONIC; INT64_MAX: none */
+	/* CLOCK_MONOTONIC; INT64_MAX: none.  Read by the backstop. */
+	_Atomic int64_t deadline_ns;
+	int64_t timeout_ns;	/* --timeout; 0: none */
 	const char *after;	/* --timeout as given, for the message */
 	bool expired;		/* the progress handler stopped a statement */
-} lim = { INT64_MAX, "", false };
+} lim = { INT64_MAX, 0, "", false };
 
 /* The backstop's state, read by its thread. */
 static struct {
-	atomic_bool armed;	/* the thread has been started */
+	atomic_bool armed;	/* the thread has been started (under lock) */
 	atomic_bool claimed;	/* one of the two is reporting the timeout */
+	pthread_mutex_t lock;	/* the deadline's changes and the wait */
+	pthread_cond_t moved;	/* the deadline changed (CLOCK_MONOTONIC) */
 	char line[160];		/* "gpurec: query timed out ...\n" */
 	size_t nline;
 	pthread_mutex_t tmp_lock;
 	char tmp[PATH_MAX];	/* an export's temporary file; "": none */
-} stop = { .tmp_lock = PTHREAD_MUTEX_INITIALIZER };
+} stop = { .lock = PTHREAD_MUTEX_INITIALIZER,
+	    .tmp_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int64_t mono_ns(void)
 {
@@ -72,14 +83,42 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void gr_limits__start(int64_t timeout_ns, const char *timeout_arg,
-		      int64_t max_memory)
+/* Sets the deadline @timeout_ns from now (<= 0: none) and wakes the
+ * backstop to wait for it: the statement before, if it timed out, has
+ * been reported. */
+static void set_deadline(int64_t timeout_ns)
 {
 	int64_t now = mono_ns();
 
+	pthread_mutex_lock(&stop.lock);
 	lim.deadline_ns = timeout_ns <= 0 ? INT64_MAX :
 			  timeout_ns > INT64_MAX - now ? INT64_MAX :
 			  now + timeout_ns;
+	lim.expired = false;
+	atomic_store(&stop.claimed, false);
+	if (atomic_load(&stop.armed))
+		pthread_cond_signal(&stop.moved);
+	pthread_mutex_unlock(&stop.lock);
+}
+
+static void backstop__arm(void);
+
+void gr_limits__restart(void)
+{
+	set_deadline(lim.timeout_ns);
+	backstop__arm();
+}
+
+void gr_limits__pause(void)
+{
+	set_deadline(0);
+}
+
+void gr_limits__start(int64_t timeout_ns, const char *timeout_arg,
+		      int64_t max_memory)
+{
+	lim.timeout_ns = timeout_ns;
+	set_deadline(timeout_ns);
 	lim.after = timeout_arg;
 	lim.expired = false;
 	int n = snprintf(stop.line, sizeof(stop.line), "gpurec: query timed "
@@ -105,17 +144,30 @@ void gr_limits__temp_file(const char *path)
  * passed, whatever the main thread is doing. */
 static void *backstop(void *arg)
 {
-	int64_t at = lim.deadline_ns > INT64_MAX - GR_LIMITS_GRACE_NS ?
-		     INT64_MAX : lim.deadline_ns + GR_LIMITS_GRACE_NS;
-	struct timespec ts = { .tv_sec = at / 1000000000,
-			       .tv_nsec = at % 1000000000 };
-
 	(void)arg;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-	       EINTR)
-		;
-	if (atomic_exchange(&stop.claimed, true))
-		return NULL; /* the main thread is reporting it */
+	pthread_mutex_lock(&stop.lock);
+	for (;;) {
+		int64_t d = lim.deadline_ns;
+		int64_t at = d > INT64_MAX - GR_LIMITS_GRACE_NS ? INT64_MAX :
+			     d + GR_LIMITS_GRACE_NS;
+		struct timespec ts = { .tv_sec = at / 1000000000,
+				       .tv_nsec = at % 1000000000 };
+
+		if (at == INT64_MAX) {
+			pthread_cond_wait(&stop.moved, &stop.lock);
+			continue;
+		}
+		if (mono_ns() < at) {
+			pthread_cond_timedwait(&stop.moved, &stop.lock, &ts);
+			continue;
+		}
+		if (!atomic_exchange(&stop.claimed, true))
+			break;
+		/* The main thread is reporting it; a shell goes on to
+		 * its next statement and a new deadline. */
+		pthread_cond_wait(&stop.moved, &stop.lock);
+	}
+	pthread_mutex_unlock(&stop.lock);
 	/* Holding the lock, the temporary file cannot be renamed into
 	 * place or replaced by the next one under us. */
 	pthread_mutex_lock(&stop.tmp_lock);
@@ -125,21 +177,34 @@ static void *backstop(void *arg)
 	_exit(EXIT_USER);
 }
 
-/* Starts the backstop once, if there is a deadline. */
+/* Starts the backstop once, if there is a deadline.  Under stop.lock, so
+ * that set_deadline() signals the condition only once it exists. */
 static void backstop__arm(void)
 {
+	pthread_condattr_t ca;
 	pthread_attr_t attr;
 	pthread_t t;
 
-	if (lim.deadline_ns == INT64_MAX || atomic_exchange(&stop.armed, true))
-		return;
-	if (pthread_attr_init(&attr) != 0)
-		return;
+	pthread_mutex_lock(&stop.lock);
+	if (lim.deadline_ns == INT64_MAX || atomic_load(&stop.armed))
+		goto out;
+	if (pthread_condattr_init(&ca) != 0)
+		goto out;
+	int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (rc == 0)
+		rc = pthread_cond_init(&stop.moved, &ca);
+	pthread_condattr_destroy(&ca);
+	if (rc != 0 || pthread_attr_init(&attr) != 0)
+		goto out;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 << 10);
-	if (pthread_create(&t, &attr, backstop, NULL) != 0)
-		atomic_store(&stop.armed, false);
+	if (pthread_create(&t, &attr, backstop, NULL) == 0)
+		atomic_store(&stop.armed, true);
+	else
+		pthread_cond_destroy(&stop.moved);
 	pthread_attr_destroy(&attr);
+out:
+	pthread_mutex_unlock(&stop.lock);
 }
 
 /* Non-zero interrupts the running statement. */

@@ -39,6 +39,13 @@ int gr_limits__apply(sqlite3 *db);
  * the string limit (SQLITE_TOOBIG).  Returns 1 if it printed, else 0. */
 int gr_limits__explain(int rc);
 
+/* For a process that runs statement after statement (gpurec shell):
+ * gr_limits__restart() gives the next statement the whole --timeout from
+ * now; gr_limits__pause() takes the deadline away until the next restart
+ * (the shell waits at its prompt), the backstop with it. */
+void gr_limits__restart(void);
+void gr_limits__pause(void);
+
 /* Names the file the backstop removes before it ends the process: an
  * export's temporary file while it is being written; NULL: none. */
 void gr_limits__temp_file(const char *path);
