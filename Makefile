@@ -192,6 +192,9 @@ $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \
 		recorder/cuda/nccl.c recorder/cuda/apis.c)
 
+# The line editor's buffer, widths and history, without a terminal.
+$(B)/asan/test_lineedit: $(call obj,$(B)/asan,query/lineedit.c)
+
 unit: $(addprefix $(B)/asan/,$(UNIT_TESTS)) $(B)/gpu-mock/selftest
 	@fail=0; for t in $^; do echo "== $$t"; $$t || fail=1; done; \
 	  test $$fail = 0
