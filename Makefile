@@ -54,6 +54,8 @@ QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \
              query/seal.c query/limits.c \
              query/perfetto.c query/cli.c
+# gpurec shell and its line editor.
+QUERY_SRC += query/shell.c query/lineedit.c
 # The shared containers (common/hmap.c) go wherever common/parse.c goes.
 STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
@@ -204,6 +206,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/run.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/limits.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/shell.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh

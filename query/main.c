@@ -35,6 +35,7 @@
 #include "query/output.h"
 #include "query/report.h"
 #include "query/seal.h"
+#include "query/shell.h"
 #include "query/status.h"
 #include "query/sumtab.h"
 #include "query/vtab.h"
@@ -734,6 +735,24 @@ static int report_list(struct opts *o)
 	return rc;
 }
 
+/* Runs report @r with @nkv "KEY=VALUE" parameters (checked): with @raw,
+ * the form that reads raw events, where the report has one (the others
+ * read raw events already).  Returns an exit status. */
+static int run_report(sqlite3 *db, struct auth *au, const struct gr_report *r,
+		      int raw, enum gr_format fmt, char *const *kv, int nkv)
+{
+	char *body = raw && r->raw_sql ? strdup(r->raw_sql) :
+		     strndup(r->sql, r->sql_len);
+	int rc = EXIT_INTERNAL;
+
+	if (body)
+		rc = run_sql_params(db, au, body, fmt, r, kv, nkv);
+	else
+		gr_cli__error(stderr, rc, "out of memory");
+	free(body);
+	return rc;
+}
+
 static int cmd_report(struct opts *o)
 {
 	struct gr_report r;
@@ -755,19 +774,86 @@ static int cmd_report(struct opts *o)
 	struct auth au = { 0 };
 	open_qctx(o, &q);
 	sqlite3 *db = open_db(&q, &au);
-	/* --raw: the form that reads raw events, where the report has one
-	 * (the others read raw events already). */
-	char *body = o->raw && r.raw_sql ? strdup(r.raw_sql) :
-		     strndup(r.sql, r.sql_len);
-	int rc = EXIT_INTERNAL;
-	if (body)
-		rc = run_sql_params(db, &au, body, o->format, &r, o->params,
-				    o->nparams);
-	else
-		gr_cli__error(stderr, rc, "out of memory");
-	free(body);
+	int rc = run_report(db, &au, &r, o->raw, o->format, o->params,
+			    o->nparams);
 	print_stats(&q);
 	sqlite3_close(db);
+	free(q.warned);
+	gr_catalog__free(&q.cat);
+	return rc;
+}
+
+/* gpurec shell: the recording opened as for sql, and what sql, tables,
+ * schema and report do, handed to query/shell.c as its callbacks. */
+struct shell_ctx {
+	struct opts *o;
+	sqlite3 *db;
+	struct auth au;
+};
+
+static int shell_sql(void *ctx, const char *sql, enum gr_format fmt)
+{
+	struct shell_ctx *s = ctx;
+
+	return run_sql(s->db, &s->au, sql, fmt);
+}
+
+/* @table NULL: the tables; "*": every column; else that table's. */
+static int shell_catalog(void *ctx, const char *table, enum gr_format fmt)
+{
+	struct shell_ctx *s = ctx;
+
+	if (table && strcmp(table, "*") && gr_table__find(table) < 0)
+		return gr_cli__error(stderr, EXIT_USER, "no table '%s' (.tables "
+				     "lists them)", table);
+	s->o->format = fmt;
+	return print_catalog(s->o, table);
+}
+
+static int shell_reports(void *ctx, enum gr_format fmt)
+{
+	struct shell_ctx *s = ctx;
+
+	s->o->format = fmt;
+	return report_list(s->o);
+}
+
+static int shell_report(void *ctx, const char *name, char *const *kv, int nkv,
+			enum gr_format fmt)
+{
+	struct shell_ctx *s = ctx;
+	struct gr_report r;
+	char err[256];
+
+	if (gr_report__get(name, &r))
+		return gr_cli__error(stderr, EXIT_USER, "no report '%s' "
+				     "(.reports lists them)", name);
+	if (gr_report__check_params(&r, kv, nkv, err, sizeof(err)))
+		return gr_cli__error(stderr, EXIT_USER, "%s", err);
+	return run_report(s->db, &s->au, &r, 0, fmt, kv, nkv);
+}
+
+static int cmd_shell(struct opts *o)
+{
+	struct shell_ctx s = { .o = o };
+	struct gr_qctx q;
+
+	if (o->argc)
+		die_user("shell takes no arguments (it reads SQL from its "
+			 "input)");
+	if (o->nparams || o->raw)
+		die_user("--param and --raw apply to report only (in the "
+			 "shell: .report NAME KEY=VALUE)");
+	open_qctx(o, &q);
+	s.db = open_db(&q, &s.au);
+	struct gr_shell sh = {
+		.db = s.db, .fmt = o->format, .ctx = &s,
+		.sql = shell_sql, .catalog = shell_catalog,
+		.reports = shell_reports, .report = shell_report,
+	};
+	int rc = gr_shell__run(&sh);
+	print_stats(&q);
+	sqlite3_close(s.db);
 	free(q.warned);
 	gr_catalog__free(&q.cat);
 	return rc;
@@ -844,6 +930,8 @@ static const struct command commands[] = {
 	  "check every block checksum and the segment hash chain" },
 	{ "report", cmd_report, "list | NAME",
 	  "canned forensic reports (--param KEY=VALUE sets theirs)" },
+	{ "shell", cmd_shell, "",
+	  "interactive SQL over the recording (.help inside)" },
 	{ "export", cmd_export, "-o PATH [TABLE...]",
 	  "decoded data for other tools: --format perfetto, csv, jsonl or "
 	  "sqlite" },
