@@ -44,9 +44,14 @@ checks() {
 	eq "${L}gpurec <TAB>: the commands of gpurec --help" "$(comp gpurec '')" \
 		"$(gpurec --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p' | sort | tr '\n' ' ' | sed 's/ $//')"
 	eq "${L}gpurec --data DIR --since 2h s<TAB>: options and their values skipped" \
-		"$(comp gpurec --data /x --since 2h s)" "schema seal-setup sql status"
+		"$(comp gpurec --data /x --since 2h s)" "schema seal-setup shell sql status"
 	eq "${L}gpurec --format=csv <TAB> (split at =)" "$(comp gpurec --format = csv '')" \
-		"export report schema seal-setup sql status tables verify"
+		"export report schema seal-setup shell sql status tables verify"
+	eq "${L}gpurec sh<TAB>" "$(comp gpurec sh)" "shell"
+	eq "${L}gpurec shell -<TAB>: the query options, no --param" \
+		"$(comp gpurec shell -)" \
+		"--data --format --help --host --max-memory --pid --since --timeout --until --version"
+	eq "${L}gpurec shell <TAB>: no argument" "$(comp gpurec shell '')" ""
 
 	reports=$(gpurec --format csv report list | tail -n +2 | cut -d, -f1 | sort | tr '\n' ' ')
 	got=$(comp gpurec report '')
@@ -98,7 +103,7 @@ checks() {
 	eq "${L}gpurec seal-setup --interval 1h <TAB>: no argument" \
 		"$(comp gpurec seal-setup --interval 1h '')" ""
 	eq "${L}gpurec --interval 1h s<TAB>: its value skipped" \
-		"$(comp gpurec --interval 1h s)" "schema seal-setup sql status"
+		"$(comp gpurec --interval 1h s)" "schema seal-setup shell sql status"
 	eq "${L}gpurec sql --t<TAB>" "$(comp gpurec sql --t)" "--timeout"
 	eq "${L}gpurec report x --max<TAB>" "$(comp gpurec report x --max)" "--max-memory"
 	eq "${L}gpurec export --timeout 5m <TAB>: its value skipped, tables" \
