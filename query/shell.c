@@ -13,7 +13,10 @@
  * input.  While it runs the terminal is as the user left it, so Ctrl-C is
  * SIGINT, whose handler interrupts the statement (sqlite3_interrupt(),
  * meant to be called from another thread or a signal handler) and leaves
- * the shell running; at the prompt Ctrl-C is a key that drops the line.
+ * the shell running; one that comes between Enter and the statement's
+ * start keeps it from starting (sqlite3_interrupt() is lost on a
+ * connection with nothing running).  At the prompt Ctrl-C is a key that
+ * drops the line.
  *
  * The history, one line per statement, is kept in
  * $XDG_STATE_HOME/gpurec/history, else ~/.gpurec_history: mode 0600 (SQL
@@ -59,6 +62,9 @@ struct state {
 /* The connection while a statement runs on it, else NULL. */
 static sqlite3 *volatile running_db;
 static volatile sig_atomic_t interactive_run;
+/* Ctrl-C came after the line was entered but before its statement
+ * started: the statement is not to run. */
+static volatile sig_atomic_t early_interrupt;
 
 static void on_sigint(int sig)
 {
@@ -71,27 +77,38 @@ static void on_sigint(int sig)
 			(void)!write(STDOUT_FILENO, "\n", 1);
 		return;
 	}
-	/* Between statements of a script, Ctrl-C ends the script as it
-	 * ends any program; a person at the prompt keeps the shell. */
-	if (!interactive_run) {
-		signal(sig, SIG_DFL);
-		raise(sig);
+	/* At the prompt the terminal is raw and Ctrl-C is a key; it is a
+	 * signal only between Enter and the statement's start.  Between
+	 * statements of a script, Ctrl-C ends the script as it ends any
+	 * program. */
+	if (interactive_run) {
+		early_interrupt = 1;
+		return;
 	}
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
-/* Around whatever runs SQL: the output so far flushed (it must come
- * before the statement's errors), the statement's own deadline, Ctrl-C
- * aimed at it. */
-static void run_begin(struct state *st)
+/* Runs @fn (a dot command, or do_sql), with the output so far flushed
+ * (it must come before the statement's errors), its own deadline, and
+ * Ctrl-C aimed at what it runs.  Returns its status. */
+static int run_guarded(struct state *st, int (*fn)(struct state *st,
+		       int argc, char **argv), int argc, char **argv)
 {
+	int rc;
+
 	fflush(stdout);
 	running_db = st->sh->db;
+	/* Checked once running_db is set: a Ctrl-C from now on interrupts
+	 * the connection, whose next prepare or step then fails. */
+	if (early_interrupt) {
+		running_db = NULL;
+		early_interrupt = 0;
+		fputc('\n', stdout);
+		return gr_cli__error(stderr, EXIT_USER, "interrupted");
+	}
 	gr_limits__restart();
-}
-
-/* Returns @rc, the status of what ran. */
-static int run_end(int rc)
-{
+	rc = fn(st, argc, argv);
 	gr_limits__pause();
 	running_db = NULL;
 	fflush(stdout);
@@ -179,15 +196,13 @@ static int dot_help(struct state *st, int argc, char **argv);
 
 static int dot_tables(struct state *st, int argc, char **argv)
 {
-	run_begin(st);
-	return run_end(st->sh->catalog(st->sh->ctx, NULL, st->sh->fmt));
+	return st->sh->catalog(st->sh->ctx, NULL, st->sh->fmt);
 }
 
 static int dot_schema(struct state *st, int argc, char **argv)
 {
-	run_begin(st);
-	return run_end(st->sh->catalog(st->sh->ctx, argc > 1 ? argv[1] : "*",
-				       st->sh->fmt));
+	return st->sh->catalog(st->sh->ctx, argc > 1 ? argv[1] : "*",
+			       st->sh->fmt);
 }
 
 static int dot_mode(struct state *st, int argc, char **argv)
@@ -217,15 +232,13 @@ static int dot_mode(struct state *st, int argc, char **argv)
 
 static int dot_reports(struct state *st, int argc, char **argv)
 {
-	run_begin(st);
-	return run_end(st->sh->reports(st->sh->ctx, st->sh->fmt));
+	return st->sh->reports(st->sh->ctx, st->sh->fmt);
 }
 
 static int dot_report(struct state *st, int argc, char **argv)
 {
-	run_begin(st);
-	return run_end(st->sh->report(st->sh->ctx, argv[1], argv + 2, argc - 2,
-				      st->sh->fmt));
+	return st->sh->report(st->sh->ctx, argv[1], argv + 2, argc - 2,
+			      st->sh->fmt);
 }
 
 static int dot_quit(struct state *st, int argc, char **argv)
@@ -290,7 +303,7 @@ static int run_dot(struct state *st, char *line)
 			return gr_cli__error(stderr, EXIT_USER, "usage: %s%s%s",
 					     d->name, d->args && d->args[0] ?
 					     " " : "", d->args ? d->args : "");
-		return d->fn(st, n, w);
+		return run_guarded(st, d->fn, n, w);
 	}
 	return gr_cli__error(stderr, EXIT_USER, "unknown command '%s' (.help "
 			     "lists them)", w[0]);
@@ -322,6 +335,12 @@ static void stmt_drop(struct state *st)
 	st->stmt_len = 0;
 }
 
+/* Runs argv[0]: SQL. */
+static int do_sql(struct state *st, int argc, char **argv)
+{
+	return st->sh->sql(st->sh->ctx, argv[0], st->sh->fmt);
+}
+
 /* Runs the pending statement and forgets it. */
 static int stmt_run(struct state *st)
 {
@@ -339,8 +358,7 @@ static int stmt_run(struct state *st)
 			free(one);
 		}
 	}
-	run_begin(st);
-	rc = run_end(st->sh->sql(st->sh->ctx, st->stmt, st->sh->fmt));
+	rc = run_guarded(st, do_sql, 1, &st->stmt);
 	stmt_drop(st);
 	return rc;
 }
@@ -406,6 +424,7 @@ static int loop_interactive(struct state *st)
 	       "commands; Ctrl-D leaves.\n", GPUREC_VERSION);
 	while (!st->quit) {
 		fflush(stdout);
+		early_interrupt = 0;
 		int rc = gr_le__read(&st->le, st->stmt ? PROMPT_MORE : PROMPT);
 
 		if (rc < 0)

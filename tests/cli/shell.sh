@@ -10,9 +10,14 @@ set -uo pipefail
 GPUREC=$(realpath "${GPUREC:-build/gpurec}")
 SYNTH=${SYNTH:-build/gpurec-synth}
 T=$(mktemp -d /tmp/gpurec-shell.XXXXXX)
-TMUX_SOCK=$T/tmux.sock
+# One tmux server per terminal session (a new server on the socket of one
+# being killed can find it still exiting).
+TMUX_SOCK=
 cleanup() {
-	tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
+	local s
+	for s in "$T"/tmux.*; do
+		[ -S "$s" ] && tmux -S "$s" kill-server 2>/dev/null
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -173,7 +178,7 @@ fi
 tm() { tmux -S "$TMUX_SOCK" "$@"; }
 # The screen, trailing blanks and blank lines dropped.
 screen() {
-	tm capture-pane -p -t sh | sed 's/ *$//' |
+	tm capture-pane -p -t sh 2>/dev/null | sed 's/ *$//' |
 		sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
 }
 # The last line of the screen: the prompt and what is typed on it.
@@ -215,7 +220,8 @@ sleep 600
 EOF
 start_term() {
 	rm -f "$T/stty.before" "$T/stty.after" "$T/pid"
-	tm kill-server 2>/dev/null
+	[ -n "$TMUX_SOCK" ] && tm kill-server 2>/dev/null
+	TMUX_SOCK=$T/tmux.$((${TMUX_SOCK##*.} + 1))
 	tm new-session -d -s sh -x 100 -y 30 "bash $T/term.sh"
 	wait_last "$P" || bad "the shell shows its prompt" "screen: [$(screen)]"
 }
@@ -315,10 +321,17 @@ wait_last "$P"
 eq "the UTF-8 statement runs intact" "$(screen | tail -2 | head -1)" \
 	'héllo wörld 本'
 
-# Ctrl-C while a statement runs interrupts it, not the shell.
+# Ctrl-C while a statement runs interrupts it, not the shell.  The key
+# goes once the shell has given the terminal back (canonical mode again):
+# the statement is running, and Ctrl-C is SIGINT, not a key.
 typein "$forever"
 keys Enter
-sleep 1
+tty=$(tm display -p -t sh '#{pane_tty}')
+for _ in $(seq 100); do
+	stty -F "$tty" -a | grep -q ' icanon' && break
+	sleep 0.1
+done
+sleep 0.2
 keys C-c
 wait_line 'gpurec: SQL error: interrupted'
 wait_last "$P"
@@ -338,15 +351,17 @@ eq "the shell goes on after the interrupt; dot commands at the prompt" \
 	"$(screen | tail -2 | head -1)" "twenty = 20"
 
 # Long lines scroll sideways: the cursor stays on the row.
-long=$(printf 'x%.0s' $(seq 150))
-typein "SELECT '$long' AS w;"
-sleep 0.5
+# The prompt takes 8 of the 100 columns and the last stays empty: 91 for
+# the text.
+long="SELECT '$(printf 'x%.0s' $(seq 150))' AS w;"
+typein "$long"
+wait_last "$P ${long: -91}"
 l=$(last)
 eq "a line wider than the terminal shows its end, in 99 of 100 columns" \
 	"${#l}|${l: -9}" "99|xx' AS w;"
 keys C-a
-sleep 0.3
-eq "Home scrolls back to its start" "$(last | cut -c1-20)" "$P SELECT 'xxxx"
+wait_last "$P ${long:0:91}"
+eq "Home scrolls back to its start" "$(last)" "$P ${long:0:91}"
 keys C-c
 wait_last "$P"
 
