@@ -213,16 +213,18 @@ P="gpurec>"
 # and after, and the shell's status.
 cat >"$T/term.sh" <<EOF
 stty -g >"$T/stty.before"
-sh -c 'echo \$\$ >"$T/pid"; exec env XDG_STATE_HOME="$T/state" "$GPUREC" --data "$A" --format csv shell'
+sh -c 'echo \$\$ >"$T/pid"; exec env \$HIST_ENV "$GPUREC" --data "$A" --format csv shell'
 echo "rc=\$?"
 stty -g >"$T/stty.after"
 sleep 600
 EOF
+# start_term [ENV]: the shell at a terminal, with ENV (NAME=VALUE, or
+# -u NAME, as env(1) takes them; default XDG_STATE_HOME=$T/state).
 start_term() {
 	rm -f "$T/stty.before" "$T/stty.after" "$T/pid"
 	[ -n "$TMUX_SOCK" ] && tm kill-server 2>/dev/null
 	TMUX_SOCK=$T/tmux.$((${TMUX_SOCK##*.} + 1))
-	tm new-session -d -s sh -x 100 -y 30 "bash $T/term.sh"
+	tm new-session -d -s sh -x 100 -y 30 "HIST_ENV='${1:-XDG_STATE_HOME=$T/state}' bash $T/term.sh"
 	wait_last "$P" || bad "the shell shows its prompt" "screen: [$(screen)]"
 }
 
@@ -405,6 +407,18 @@ eq "SIGTERM mid-edit: the shell ends by the signal" "$(last)" "rc=143"
 sleep 0.3
 eq "SIGTERM mid-edit: the terminal's settings are as before" \
 	"$(cat "$T/stty.after" 2>&1)" "$(cat "$T/stty.before")"
+
+# Without XDG_STATE_HOME: ~/.gpurec_history.
+mkdir "$T/home"
+start_term "-u XDG_STATE_HOME HOME=$T/home"
+typein 'SELECT 22;'
+keys Enter
+wait_line 22
+keys C-d
+wait_last "rc=0"
+eq "without XDG_STATE_HOME: the history in ~/.gpurec_history, mode 0600" \
+	"$(stat -c %a "$T/home/.gpurec_history" 2>&1)|$(cat "$T/home/.gpurec_history")" \
+	"600|SELECT 22;"
 
 # No history where neither XDG_STATE_HOME nor HOME says where.
 printf 'SELECT 1;\n' | env -u HOME -u XDG_STATE_HOME "$GPUREC" --data "$A" shell \
