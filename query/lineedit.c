@@ -610,8 +610,12 @@ static int read_plain(struct gr_le *le, const char *prompt)
 			return -ENOMEM;
 	if (rc < 0)
 		return rc;
-	if (rc == 0 && le->line.len == 0)
+	if (rc == 0 && le->line.len == 0) {
+		/* Ctrl-D: what comes next starts below the prompt. */
+		if (write_all(le->fd, "\n", 1))
+			return -EIO;
 		return GR_LE_EOF;
+	}
 	return GR_LE_LINE;
 }
 

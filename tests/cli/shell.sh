@@ -420,6 +420,21 @@ eq "without XDG_STATE_HOME: the history in ~/.gpurec_history, mode 0600" \
 	"$(stat -c %a "$T/home/.gpurec_history" 2>&1)|$(cat "$T/home/.gpurec_history")" \
 	"600|SELECT 22;"
 
+# A terminal that cannot edit (TERM=dumb): the prompt, lines as typed.
+start_term "TERM=dumb XDG_STATE_HOME=$T/state"
+typein 'SELECT 23;'
+keys Enter
+wait_line 23
+wait_last "$P"
+eq "TERM=dumb: a prompt, no editing; the statement runs" "$(screen | tail -4)" \
+	"$P SELECT 23;
+23
+23
+$P"
+keys C-d
+wait_last "rc=0"
+eq "TERM=dumb: Ctrl-D leaves" "$(last)" "rc=0"
+
 # No history where neither XDG_STATE_HOME nor HOME says where.
 printf 'SELECT 1;\n' | env -u HOME -u XDG_STATE_HOME "$GPUREC" --data "$A" shell \
 	>/dev/null 2>"$T/err"
