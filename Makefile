@@ -50,6 +50,7 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
 VTAB_SRC  := query/vtab.c query/vt_event.c query/vt_grouped.c \
              query/vt_segments.c query/vt_runs.c
 QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
+             query/timefmt.c query/outfile.c \
              query/aggregates.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \
              query/seal.c query/limits.c \
@@ -184,7 +185,8 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
-		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/aggregates.c \
+		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/timefmt.c \
+		query/aggregates.c \
 		recorder/config.c recorder/cgroup.c $(SYM_SRC) $(DECODE_SRC) \
 		$(GPU_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
@@ -201,6 +203,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/run.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/limits.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/time.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh

@@ -200,7 +200,7 @@ user_error "ATTACH refused" "ATTACH and DETACH are not allowed" --data "$A" sql 
 user_error "load_extension refused" "load_extension is not allowed" --data "$A" sql "SELECT load_extension('/tmp/x.so')"
 user_error "PRAGMA assignment refused" "PRAGMA assignments are not allowed" --data "$A" sql "PRAGMA writable_schema=1"
 user_error "bad --format" "bad --format 'xml'" --data "$A" --format xml sql "SELECT 1"
-user_error "bad --since" "bad --since 'yesterday'" --data "$A" --since yesterday sql "SELECT 1"
+user_error "bad --since" "bad --since 'the day before'" --data "$A" --since 'the day before' sql "SELECT 1"
 user_error "bad --pid" "bad --pid" --data "$A" --pid x sql "SELECT 1"
 user_error "unknown option" "unknown option --frobnicate" --data "$A" --frobnicate sql "SELECT 1"
 user_error "unknown command" "unknown command 'frob'" --data "$A" frob
