@@ -76,14 +76,22 @@ checks() {
 		"$(gpurec --format csv tables | tail -n +2 | wc -l)"
 
 	eq "${L}gpurec --format <TAB>" "$(comp gpurec --format '')" \
-		"csv json jsonl line table"
+		"csv json jsonl line table tsv"
 	eq "${L}gpurec sql --format j<TAB>" "$(comp gpurec sql --format j)" "json jsonl"
 	eq "${L}gpurec --format=j<TAB> (split at =)" "$(comp gpurec --format = j)" \
 		"json jsonl"
 	eq "${L}gpurec export --format <TAB>: export's formats" \
 		"$(comp gpurec export --format '')" "csv jsonl perfetto sqlite"
 	eq "${L}gpurec --format <TAB> export (command after)" \
-		"$(comp gpurec --format '' )" "csv json jsonl line table"
+		"$(comp gpurec --format '' )" "csv json jsonl line table tsv"
+	eq "${L}gpurec sql --time-format <TAB>" "$(comp gpurec sql --time-format '')" \
+		"iso local ns s"
+	eq "${L}gpurec --time-format iso s<TAB>: its value skipped" \
+		"$(comp gpurec --time-format iso s)" "schema seal-setup sql status"
+	eq "${L}gpurec sql --no-<TAB>" "$(comp gpurec sql --no-)" "--no-header --no-pager"
+	eq "${L}gpurec report top-kernels -<TAB> has -o and --wide" \
+		"$(comp gpurec report top-kernels - | tr ' ' '\n' | grep -x -e -o -e --wide -e --local | tr '\n' ' ')" \
+		"--local --wide -o "
 
 	eq "${L}gpurec report top-kernels --r<TAB>" "$(comp gpurec report top-kernels --r)" \
 		"--raw"
@@ -99,7 +107,7 @@ checks() {
 		"$(comp gpurec seal-setup --interval 1h '')" ""
 	eq "${L}gpurec --interval 1h s<TAB>: its value skipped" \
 		"$(comp gpurec --interval 1h s)" "schema seal-setup sql status"
-	eq "${L}gpurec sql --t<TAB>" "$(comp gpurec sql --t)" "--timeout"
+	eq "${L}gpurec sql --t<TAB>" "$(comp gpurec sql --t)" "--time-format --timeout"
 	eq "${L}gpurec report x --max<TAB>" "$(comp gpurec report x --max)" "--max-memory"
 	eq "${L}gpurec export --timeout 5m <TAB>: its value skipped, tables" \
 		"$(comp gpurec export --timeout 5m cuda_mem)" "cuda_mem cuda_memcpy cuda_memset"
