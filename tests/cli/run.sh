@@ -860,7 +860,7 @@ user_error "export: -o DIR that is a file" "$X/k.csv is not a directory: csv of 
 user_error "export: -o a directory for one file" "$X/csv is a directory: -o names the file to write" --data "$E" export --format sqlite -o "$X/csv"
 user_error "export: sqlite to stdout" "sqlite writes a file" --data "$E" export --format sqlite -o -
 user_error "export: several tables to stdout" "-o - writes one table to stdout" --data "$E" export --format csv -o -
-user_error "export: -o on another command" "-o applies to export only" --data "$E" -o "$X/y" sql "SELECT 1"
+user_error "export: -o on another command" "-o applies to sql, report and export only" --data "$E" -o "$X/y" status
 user_error "export: no recording" "no recording in $T/empty" --data "$T/empty" export --format sqlite -o "$X/y"
 eq "export: no temporary file left behind" "$(ls -A "$X" "$X/csv" | grep -c '\.tmp-')" 0
 

@@ -110,9 +110,19 @@ eq "--format table --time-format s" "$(tf table s)" \
 	"                  ts          dur
 --------------------  -----------
 1795000000.000000000  0.001250000"
-eq "report output follows the same rule (recording: span in ns by default in csv)" \
-	"$(g --format csv report recording | tr -d '\r' | grep '^span,')" \
-	"span,alpha,${S}000000000 .. $((S + 999))000000000,999.0"
+eq "report output follows the same rule (timeline: ts, offset_ns, dur)" \
+	"$(g --format table report timeline --param at=$((S + 1))000000000 --param delta_ms=1000 | cut -c1-52 | sed 's/ *$//')" \
+	"ts                              offset_ns  table
+------------------------------  ---------  ---------
+2026-11-18T11:06:40.000000000Z       -1 s  cuda_kern
+2026-11-18T11:06:41.000000000Z       0 ns  cuda_kern
+2026-11-18T11:06:42.000000000Z        1 s  cuda_kern"
+eq "report timeline --format csv keeps ns" \
+	"$(g --format csv report timeline --param at=$((S + 1))000000000 --param delta_ms=1000 | tr -d '\r' | cut -d, -f1,2,7)" \
+	"ts,offset_ns,dur
+${S}000000000,-1000000000,1000
+$((S + 1))000000000,0,1000
+$((S + 2))000000000,1000000000,1000"
 user_error "bad --time-format" "bad --time-format 'utc': expected iso, local, ns or s" \
 	--data "$A" --time-format utc sql 'SELECT 1'
 user_error "--local with another --time-format" "--local is --time-format local: not with --time-format ns" \
