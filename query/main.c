@@ -296,8 +296,8 @@ static void pager_wait(void)
 }
 
 /* Starts the pager chosen in settle_options(), once, with our stdout as
- * its stdin.  A pager that cannot be started leaves output on the
- * terminal, as git does. */
+ * its stdin.  Where the pipe or the fork fails, output goes to the
+ * terminal as it would without a pager. */
 static void pager_start(void)
 {
 	int fds[2];
@@ -308,6 +308,13 @@ static void pager_start(void)
 	fflush(stdout);
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return;
+	/* less: quit if one screen (F), pass colours (R), chop long lines
+	 * (S), no clearing (X), unless the user said.  Set here, not in the
+	 * child: after fork() in a process with threads (limits.c's
+	 * backstop) only async-signal-safe calls are safe, and setenv()
+	 * allocates. */
+	if (!getenv("LESS"))
+		setenv("LESS", "FRSX", 1);
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
@@ -316,10 +323,6 @@ static void pager_start(void)
 	}
 	if (pid == 0) {
 		dup2(fds[0], STDIN_FILENO);
-		/* less: quit if one screen (F), colours (R), chop long
-		 * lines (S), no clearing (X), unless the user said */
-		if (!getenv("LESS"))
-			setenv("LESS", "FRSX", 1);
 		execl("/bin/sh", "sh", "-c", pager.cmd, (char *)NULL);
 		_exit(127);
 	}
