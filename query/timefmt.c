@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "common/parse.h"
+#include "schema/schema.h"
 
 #define NS_PER_S 1000000000LL
 
@@ -47,14 +48,26 @@ static int named(const char *name, const char *word)
 	       strcasecmp(name + n - w, word) == 0;
 }
 
+/* Whether some table declares a column @name of type TS (tables.def):
+ * the schema's own times, "minute" and "ts_last" among them. */
+static int schema_time(const char *name)
+{
+	for (int t = 0; t < GR_NTABLES; t++)
+		for (int c = 0; c < gr_tables[t].ncols; c++)
+			if (gr_tables[t].cols[c].type == GR_TS &&
+			    strcasecmp(gr_tables[t].cols[c].name, name) == 0)
+				return 1;
+	return 0;
+}
+
 enum gr_col_kind gr_col_kind__of(const char *name)
 {
 	if (!name)
 		return GR_COL_PLAIN;
-	if (named(name, "ts"))
+	if (named(name, "ts") || schema_time(name))
 		return GR_COL_TIME;
 	/* "ns" alone says no more than a unit: only "x_ns" is a duration */
-	if (strcasecmp(name, "dur") == 0 ||
+	if (strcasecmp(name, "dur") == 0 || strncasecmp(name, "dur_", 4) == 0 ||
 	    (strlen(name) > 3 && named(name, "ns")))
 		return GR_COL_DURATION;
 	return GR_COL_PLAIN;

@@ -3,10 +3,11 @@
  * and dur() that custom queries use to do the same.
  *
  * Columns are recognized by name, one rule for every table, view and
- * report (docs/reports.md, "Times and durations"): an INTEGER in a
- * column named "ts" or "*_ts" is a time, ns since the Unix epoch; an
- * INTEGER or REAL in a column named "dur" or "*_ns" is a duration in ns.
- * schema/tables.def and query/reports/ follow it.
+ * report (docs/reports.md, "Times"): an INTEGER in a column named "ts",
+ * "*_ts" or like any column schema/tables.def declares TS ("minute",
+ * "ts_last") is a time, ns since the Unix epoch; an INTEGER or REAL in a
+ * column named "dur", "dur_*" or "*_ns" is a duration in ns.  The tables
+ * and query/reports/ follow it.
  */
 #ifndef GR_QUERY_TIMEFMT_H
 #define GR_QUERY_TIMEFMT_H

@@ -46,6 +46,12 @@ eq "table --local: local time with its offset (TZ=Asia/Kolkata)" \
 	"last_ts
 -----------------------------------
 2026-11-18T16:53:19.000000000+05:30"
+eq "table: the schema's other times (minute, ts_last) and dur_*" \
+	"$(g --format table sql 'SELECT minute, max(ts_last) AS ts_last, max(dur_max) AS dur_max FROM sum_api WHERE minute IS NOT NULL GROUP BY minute ORDER BY minute LIMIT 2')" \
+	"minute                          ts_last                         dur_max
+------------------------------  ------------------------------  -------
+2026-11-18T11:06:00.000000000Z  2026-11-18T11:06:59.000000000Z     1 µs
+2026-11-18T11:07:00.000000000Z  2026-11-18T11:07:59.000000000Z     1 µs"
 eq "table: a column not named as a time stays a number" \
 	"$(g --format table sql 'SELECT max(ts) AS t FROM cuda_kernel')" \
 	"                  t

@@ -515,10 +515,16 @@ TEST(column_kinds)
 	CHECK_EQ_INT(gr_col_kind__of("TS"), GR_COL_TIME);
 	CHECK_EQ_INT(gr_col_kind__of("dur"), GR_COL_DURATION);
 	CHECK_EQ_INT(gr_col_kind__of("gap_ns"), GR_COL_DURATION);
+	/* the schema's TS columns, whatever their names */
+	CHECK_EQ_INT(gr_col_kind__of("minute"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("ts_last"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("start_ts"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("dur_max"), GR_COL_DURATION);
 	/* words that merely end in the letters are no times */
 	CHECK_EQ_INT(gr_col_kind__of("its"), GR_COL_PLAIN);
 	CHECK_EQ_INT(gr_col_kind__of("events"), GR_COL_PLAIN);
 	CHECK_EQ_INT(gr_col_kind__of("duration"), GR_COL_PLAIN);
+	CHECK_EQ_INT(gr_col_kind__of("minutes"), GR_COL_PLAIN);
 	CHECK_EQ_INT(gr_col_kind__of("ns"), GR_COL_PLAIN);
 	CHECK_EQ_INT(gr_col_kind__of("p50_us"), GR_COL_PLAIN);
 	CHECK_EQ_INT(gr_col_kind__of(""), GR_COL_PLAIN);
