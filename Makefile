@@ -206,6 +206,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
 	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/daemon.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
+	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/retention.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 

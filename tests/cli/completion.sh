@@ -121,6 +121,9 @@ checks() {
 	eq "${L}gpurecd --no-io=<TAB> (split at =)" "$(comp gpurecd --no-io = '')" "no yes"
 	eq "${L}gpurecd --help=<TAB>: takes no value" "$(comp gpurecd --help = '')" ""
 	eq "${L}gpurecd --max-disk <TAB>" "$(comp gpurecd --max-disk '')" "auto"
+	eq "${L}gpurecd --m<TAB>: the retention options too" "$(comp gpurecd --m)" \
+		"--max-age --max-disk --memory-max --min-age"
+	eq "${L}gpurecd --max-age <TAB>: a duration, no guess" "$(comp gpurecd --max-age '')" ""
 	eq "${L}gpurecd --segment-size <TAB>: no guess" "$(comp gpurecd --segment-size '')" ""
 	eq "${L}gpurecd --data <TAB>: directories" "$(comp gpurecd --data "$T/d/re")" \
 		"$T/d/rec1 $T/d/rec2"

@@ -44,7 +44,7 @@ grep -v -x -e --config -e --check-config -e --help -e --version \
 	"$T/options" | sed 's/^--//' >"$T/keys"
 nkeys=$(wc -l <"$T/keys")
 # The options product.md lists must all be there (16 keys today).
-for k in data duration max-disk keep-free min-age segment-size segment-age \
+for k in data duration max-disk keep-free max-age min-age segment-size segment-age \
 	flush-interval cuda-lib no-cuda no-sched no-io verbose; do
 	grep -q -x -- "$k" "$T/keys" || bad "gpurecd --help" "no key $k"
 done
