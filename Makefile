@@ -286,8 +286,9 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
-	   echo "0 passed, 1 failed"; exit 1; \
-	 else echo "skip ringbuf test: not root"; fi
+	   echo "0 passed, 1 failed, 0 skipped"; exit 1; \
+	 else echo "skip ringbuf test: not root"; \
+	   echo "0 passed, 0 failed, 1 skipped"; fi
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
@@ -333,7 +334,7 @@ fuzz-smoke: $(FUZZERS) $(B)/fuzz/seeds/.made
 
 # Fault tests (tests/faults/*.sh, docs/reliability.md): each run once, with
 # its CI number of trials; each prints ok/FAIL lines and `N passed, N
-# failed`.
+# failed, N skipped`.
 # killpoint.so (tests/faults/killpoint.c) holds a writer at a named point
 # for kill9.sh; plain cc, no sanitizer, preloaded into the ASan binaries.
 FAULT_BINS := $(B)/asan/gpurec $(B)/asan/gpurecd $(B)/asan/gpurec-synth \
@@ -365,8 +366,9 @@ test:
 	  bpf-test pkg-test 2>&1 | \
 	  tee $(B)/test.log; \
 	  st=$${PIPESTATUS[0]}; \
-	  awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$$1; f+=$$3} \
-	       END {printf "all: %d passed, %d failed\n", p, f}' $(B)/test.log; \
+	  awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$$1; f+=$$3; s+=$$5} \
+	       END {printf "all: %d passed, %d failed, %d skipped\n", p, f, s}' \
+	    $(B)/test.log; \
 	  exit $$st
 
 $(B)/obj/bench/probe_cost.o: $(B)/cuda.skel.h $(B)/probe_cost.skel.h

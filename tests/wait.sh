@@ -32,10 +32,13 @@ wait_until() {
 	local secs end
 	secs=$(load_secs "$1")
 	shift
-	end=$((SECONDS + secs))
+	# In microseconds (bash 5's EPOCHREALTIME): SECONDS ticks on whole
+	# seconds since the shell started, so a deadline in it may come up
+	# to a second early.
+	end=$((${EPOCHREALTIME/./} + secs * 1000000))
 	WAITED="$secs s ($(load_why))"
 	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
+		[ "${EPOCHREALTIME/./}" -ge $end ] && return 1
 		sleep 0.1
 	done
 }

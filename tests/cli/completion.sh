@@ -8,7 +8,7 @@ GPUREC=$(realpath "${GPUREC:-build/gpurec}")
 GPURECD=$(realpath "${GPURECD:-build/gpurecd}")
 T=$(mktemp -d /tmp/gpurec-completion.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -153,7 +153,8 @@ elif [ "${CI:-}" = true ]; then
 	bad "bash-completion" "$BC is not installed (packaging/deps.sh)"
 else
 	echo "skip the checks under bash-completion: $BC is not installed"
+	skipped=$((skipped + 1))
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

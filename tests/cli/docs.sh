@@ -12,7 +12,7 @@ MAN=packaging/man
 CONF=packaging/gpurec.conf
 T=$(mktemp -d /tmp/gpurec-docs.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -203,5 +203,5 @@ done
 bash -n packaging/completion/gpurec 2>"$T/err"
 eq "completion/gpurec is valid bash" "$?:$(cat "$T/err")" "0:"
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]
