@@ -283,7 +283,8 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(B)/cuda-tests/drv_calls $(B)/cuda-tests/graphs_gaps \
 		$(B)/cuda-tests/hung \
 		$(B)/cuda-tests/nccl_calls $(MOCK)/libnccl.so.2 \
-		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load
+		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load \
+		$(B)/gpurec
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
 	   echo "0 passed, 1 failed, 0 skipped"; exit 1; \
@@ -303,6 +304,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/openoff.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd GPURECD_RELEASE=$(B)/gpurecd bash tests/host/sandbox.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/service_creds.sh
+	bash tests/demo/check.sh
 
 # Fuzzers (tests/fuzz, docs/reliability.md): libFuzzer harnesses for the
 # block decoder and the segment reader, built with clang's fuzzer, ASan and
@@ -444,6 +446,8 @@ $(B)/demo/demo_cuda: tests/demo/demo.cu
 
 demo: all $(B)/host-tests/host_load $(if $(wildcard $(NVCC)),$(B)/demo/demo_cuda)
 	bash tests/demo/demo.sh
+# bpf-test runs the demo as a user would (tests/demo/check.sh).
+bpf-test: $(if $(wildcard $(NVCC)),$(B)/demo/demo_cuda)
 
 store-demo: $(B)/gpurec $(B)/gpurec-synth
 	bash tests/demo/store-demo.sh
