@@ -225,6 +225,17 @@ for f in README.md docs/*.md; do
 done >"$T/links"
 eq "every relative link in README.md and docs/ leads to a file" \
 	"$(tr '\n' ' ' <"$T/links")" ""
+# Every test's closing line counts skips, which make test sums: a line
+# `N passed, N failed` without them hides what did not run.  (The
+# reliability run's "checks passed" line is a summary before its closing
+# line.)
+grep -rn -E '(passed, [^,"]*failed|passed, %d failed)"' tests Makefile |
+	grep -v -e skipped -e 'checks passed' >"$T/closing"
+eq "every closing line of tests/ prints N passed, N failed, N skipped" \
+	"$(cut -d: -f1,2 "$T/closing" | tr '\n' ' ')" ""
+eq "make test sums the skips" \
+	"$(grep -c 'all: %d passed, %d failed, %d skipped' Makefile)" 1
+
 # The options of docs/product.md's gpurecd synopsis are gpurecd's.
 sed -n '/^`gpurecd \[/,/`/p' docs/product.md | grep -o -e '--[a-z-]*' |
 	sort -u >"$T/poptions"
