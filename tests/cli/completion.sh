@@ -8,7 +8,7 @@ GPUREC=$(realpath "${GPUREC:-build/gpurec}")
 GPURECD=$(realpath "${GPURECD:-build/gpurecd}")
 T=$(mktemp -d /tmp/gpurec-completion.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -129,6 +129,9 @@ checks() {
 	eq "${L}gpurecd --no-io=<TAB> (split at =)" "$(comp gpurecd --no-io = '')" "no yes"
 	eq "${L}gpurecd --help=<TAB>: takes no value" "$(comp gpurecd --help = '')" ""
 	eq "${L}gpurecd --max-disk <TAB>" "$(comp gpurecd --max-disk '')" "auto"
+	eq "${L}gpurecd --m<TAB>: the retention options too" "$(comp gpurecd --m)" \
+		"--max-age --max-disk --memory-max --min-age"
+	eq "${L}gpurecd --max-age <TAB>: a duration, no guess" "$(comp gpurecd --max-age '')" ""
 	eq "${L}gpurecd --segment-size <TAB>: no guess" "$(comp gpurecd --segment-size '')" ""
 	eq "${L}gpurecd --data <TAB>: directories" "$(comp gpurecd --data "$T/d/re")" \
 		"$T/d/rec1 $T/d/rec2"
@@ -158,7 +161,8 @@ elif [ "${CI:-}" = true ]; then
 	bad "bash-completion" "$BC is not installed (packaging/deps.sh)"
 else
 	echo "skip the checks under bash-completion: $BC is not installed"
+	skipped=$((skipped + 1))
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

@@ -7,7 +7,7 @@ GPUREC=${GPUREC:-build/gpurec}
 SYNTH=${SYNTH:-build/gpurec-synth}
 T=$(mktemp -d /tmp/gpurec-cli.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -864,5 +864,5 @@ user_error "export: -o on another command" "-o applies to sql, report and export
 user_error "export: no recording" "no recording in $T/empty" --data "$T/empty" export --format sqlite -o "$X/y"
 eq "export: no temporary file left behind" "$(ls -A "$X" "$X/csv" | grep -c '\.tmp-')" 0
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]
