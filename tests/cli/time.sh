@@ -19,7 +19,7 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
 eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
+finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" -eq 0 ]; }
 synth() { "$SYNTH" "$@" >/dev/null 2>"$T/synth.log" || { cat "$T/synth.log"; exit 2; }; }
 g() { "$GPUREC" --data "$A" "$@" 2>"$T/err"; }
 # user_error NAME WANT ARGS…: exit 1, and stderr exactly one line WANT
