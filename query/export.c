@@ -33,9 +33,11 @@
  * x->msg is a terminal, a progress line redrawn in place while it runs
  * (a log gets the summary alone, never a carriage return or an escape
  * code).  Rows are counted as the scan yields them: perfetto counts its
- * events, the other formats read each table through gr_export_row(ts), a
+ * events, the other formats read each table through gr_export_row(), a
  * function in the WHERE clause that SQLite calls once per row and that
- * keeps every row.  The window's segments (those whose span meets
+ * keeps every row.  On a terminal the rows are first counted (count(*),
+ * which the virtual tables answer from block headers) for the line's
+ * percentage.  The window's segments (those whose span meets
  * --since/--until, of --host) are counted once before the tables, and the
  * sqlite export lists them, with the window, hosts, version and command,
  * in its provenance tables.
@@ -143,28 +145,21 @@ static const char *human_bytes(char buf[32], uint64_t v)
 	return buf;
 }
 
-/* Redraws the progress line: rows, tables done, and how far into the
- * window (by the last row's ts) the export is. */
-static void progress_draw(struct gr_export_progress *p, int64_t ts)
+/* Redraws the progress line: rows, tables done, and the share of the
+ * rows counted beforehand. */
+static void progress_draw(struct gr_export_progress *p)
 {
-	double f = 0;
+	uint64_t pct = p->total ? p->rows * 100 / p->total : 0;
 	char b[32];
-	int pct;
 
-	if (ts != INT64_MIN && p->hi > p->lo)
-		f = ts <= p->lo ? 0 : ts >= p->hi ? 1 :
-		    (double)(ts - p->lo) / (double)(p->hi - p->lo);
-	if (!p->merged && p->ntables)
-		f = (p->tables_done + f) / p->ntables;
-	pct = (int)(f * 100);
 	fprintf(p->tty, "\rexporting: %s rows, %d of %d tables done, %d%%\033[K",
 		thousands(b, p->rows), p->tables_done, p->ntables,
-		pct > 100 ? 100 : pct);
+		(int)(pct > 100 ? 100 : pct));
 	fflush(p->tty);
 	p->drawn = 1;
 }
 
-void gr_export__row(struct gr_export_progress *p, int64_t ts)
+void gr_export__row(struct gr_export_progress *p)
 {
 	int64_t now;
 
@@ -176,7 +171,7 @@ void gr_export__row(struct gr_export_progress *p, int64_t ts)
 	if (now < p->next_draw)
 		return;
 	p->next_draw = now + 200000000;
-	progress_draw(p, ts);
+	progress_draw(p);
 }
 
 /* Notes that a table is done: the line shows it at once. */
@@ -184,7 +179,7 @@ static void progress_table_done(struct gr_export_progress *p)
 {
 	p->tables_done++;
 	if (p->tty)
-		progress_draw(p, INT64_MIN);
+		progress_draw(p);
 }
 
 /* Clears the progress line, so that what follows starts a clean line. */
@@ -195,24 +190,61 @@ static void progress_clear(struct gr_export_progress *p)
 	p->drawn = 0;
 }
 
-/* gr_export_row(ts): counts the row for the progress line; always 1, so
- * that the WHERE clause it stands in keeps every row. */
+/* gr_export_row(): counts a row for the progress line; always 1, so
+ * that the WHERE clause it stands in keeps every row.  Not deterministic:
+ * SQLite calls it once per row. */
 static void sql_export_row(sqlite3_context *ctx, int argc,
 			   sqlite3_value **argv)
 {
-	struct gr_export_progress *p = sqlite3_user_data(ctx);
-
-	gr_export__row(p, argc && sqlite3_value_type(argv[0]) ==
-		       SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) :
-		       INT64_MIN);
+	gr_export__row(sqlite3_user_data(ctx));
 	sqlite3_result_int(ctx, 1);
 }
 
-/* The WHERE clause that counts table @tab's rows as they are read. */
-static const char *count_rows(const struct gr_table *tab)
+/* The WHERE clause that counts a table's rows as they are read. */
+#define COUNT_ROWS " WHERE gr_export_row()"
+
+/* Counts the rows the export will write, for the progress line's %:
+ * count(*) of each table (the virtual tables answer it from the blocks
+ * the window keeps, without the rows' values).  perfetto's cuda_api
+ * adds only the calls no exported cuda_* table holds, and each API
+ * belongs to one table: its count less theirs. */
+static int progress_total(const struct gr_export *x, sqlite3 *db)
 {
-	return gr_table__col(tab, "ts") >= 0 ? " WHERE gr_export_row(ts)" :
-					       " WHERE gr_export_row(NULL)";
+	struct gr_export_progress *p = x->prog;
+	sqlite3_str *s = sqlite3_str_new(db);
+	sqlite3_stmt *st = NULL;
+	char *sql;
+	int rc, api = -1;
+
+	sqlite3_str_appendall(s, "SELECT 0");
+	for (int i = 0; i < x->ntables; i++) {
+		int t = x->tables[i];
+
+		if (x->fmt == GR_EXPORT_PERFETTO && t == GR_T_process)
+			continue;	/* names only */
+		if (x->fmt == GR_EXPORT_PERFETTO &&
+		    (gr_tables[t].flags & GR_TF_UNION_CUDA))
+			api = t;
+		sqlite3_str_appendf(s, " + (SELECT count(*) FROM main.\"%w\")",
+				    gr_tables[t].name);
+	}
+	for (int i = 0; api >= 0 && i < x->ntables; i++) {
+		int t = x->tables[i];
+
+		if ((gr_tables[t].flags & GR_TF_EVENT) &&
+		    (gr_tables[t].flags & GR_TF_CUDA_CALL) && t != api)
+			sqlite3_str_appendf(s, " - (SELECT count(*) FROM "
+					    "main.\"%w\")", gr_tables[t].name);
+	}
+	sql = sqlite3_str_finish(s);
+	rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+	sqlite3_free(sql);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		p->total = (uint64_t)sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
 }
 
 /* The segments the window reads, as a WHERE clause of main.segments:
@@ -240,7 +272,6 @@ static int progress_start(const struct gr_export *x, sqlite3 *db,
 	p->t0 = mono_ns();
 	p->next_draw = p->t0 + 200000000;
 	p->ntables = x->ntables;
-	p->merged = x->fmt == GR_EXPORT_PERFETTO;
 	if (x->msg && isatty(fileno(x->msg)))
 		p->tty = x->msg;
 	rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
@@ -256,8 +287,11 @@ static int progress_start(const struct gr_export *x, sqlite3 *db,
 		rc = SQLITE_OK;
 	}
 	sqlite3_finalize(st);
+	/* Counted only for the line: a log gets no %. */
+	if (rc == SQLITE_OK && p->tty)
+		rc = progress_total(x, db);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_create_function(db, "gr_export_row", 1,
+		rc = sqlite3_create_function(db, "gr_export_row", 0,
 					     SQLITE_UTF8 | SQLITE_DIRECTONLY,
 					     p, sql_export_row, NULL, NULL);
 	if (rc != SQLITE_OK)
@@ -627,8 +661,7 @@ static int print_table(const struct gr_export *x, sqlite3 *db,
 	rc = outf_open(&o, x, path, 1, err, len);
 	if (rc)
 		return rc;
-	sql = sqlite3_mprintf("SELECT * FROM main.\"%w\"%s", name,
-			      count_rows(tab));
+	sql = sqlite3_mprintf("SELECT * FROM main.\"%w\"" COUNT_ROWS, name);
 	src = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
 	sqlite3_free(sql);
 	if (src != SQLITE_OK) {
@@ -711,7 +744,7 @@ static int copy_table(sqlite3 *db, int t)
 				    gr_coltype__sql(tab->cols[c].type));
 	sqlite3_str_appendf(s, "); INSERT INTO gr_export.\"%w\" SELECT * FROM "
 			    "main.\"%w\"%s;", tab->name, tab->name,
-			    count_rows(tab));
+			    COUNT_ROWS);
 	if (gr_table__col(tab, "ts") >= 0)
 		sqlite3_str_appendf(s, "CREATE INDEX gr_export.\"%w_ts\" ON "
 				    "\"%w\"(ts);", tab->name, tab->name);

@@ -48,10 +48,11 @@ struct gr_export_progress {
 	uint64_t rows;		/* rows read and written so far */
 	uint64_t bytes;		/* bytes of the files placed so far */
 	int64_t nsegs;		/* segments the window reads */
+	uint64_t total;		/* rows to write, counted first on a tty */
 	int tables_done;
-	int merged;		/* the tables are read together, in ts order */
 	int ntables;		/* tables to export */
-	int64_t lo, hi;		/* the window's first and last ts, for % */
+	int64_t lo, hi;		/* the first and last ts of the segments read,
+				 * within the window */
 	int64_t t0;		/* monotonic ns when the export began */
 	int64_t next_draw;	/* monotonic ns of the next redraw */
 	int drawn;		/* a progress line is on the terminal */
@@ -70,9 +71,9 @@ int gr_export_format__parse(const char *name, enum gr_export_format *out);
 int gr_export__prepare(struct gr_export *x, char *const *names, int n,
 		       char *err, size_t errlen);
 
-/* Counts a row at @ts (INT64_MIN: none) and redraws the progress line
- * on a terminal at most five times a second. */
-void gr_export__row(struct gr_export_progress *p, int64_t ts);
+/* Counts a row and redraws the progress line on a terminal at most five
+ * times a second. */
+void gr_export__row(struct gr_export_progress *p);
 
 /* Writes @ns since the epoch as 2026-11-18T09:46:40.123456789Z into
  * @buf of @len bytes (32 are enough). */

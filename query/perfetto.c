@@ -926,7 +926,7 @@ static int pf_events(const struct gr_export *x, struct pf *p, sqlite3 *db,
 					  "out of memory");
 			break;
 		}
-		gr_export__row(p->prog, best->ts);
+		gr_export__row(p->prog);
 		/* Stop early when the disk is full. */
 		if ((p->nevents & 0xffff) == 0 && ferror(p->f))
 			break;

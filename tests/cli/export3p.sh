@@ -253,11 +253,12 @@ eq "an empty window: a trace DevTools can open, no event" "$(python3 "$SRC/tests
 # --- the progress line: on a terminal only ----------------------------------
 # script(1) gives the export a pty for stderr.  Each table done redraws the
 # line at once; rows counted between are drawn at most 5 times a second.
+# The % is of the rows of every table, counted first.
 script -qec "$GPUREC --data $E export --format sqlite -o $T/tty.db" /dev/null >"$T/tty.out" </dev/null
-want="" rows=0 k=0 n=$(wc -w <<<"$tables")
+want="" rows=0 k=0 n=$(wc -w <<<"$tables") total=$(q "$sum_rows")
 for t in $tables; do
 	rows=$((rows + $(q "SELECT count(*) FROM $t"))) k=$((k + 1))
-	want+="exporting: $(commas $rows) rows, $k of $n tables done, $((k * 100 / n))%|"
+	want+="exporting: $(commas $rows) rows, $k of $n tables done, $((rows * 100 / total))%|"
 done
 got=$(python3 - "$T/tty.out" <<'PY'
 import re, sys
