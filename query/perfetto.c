@@ -2,15 +2,27 @@
  * Chrome/Perfetto JSON trace.
  *
  * It streams one JSON object per event in the Trace Event Format
- * (what ui.perfetto.dev and chrome://tracing open) and keeps in memory
- * only what names the tracks: an entry per thread, process and block I/O
- * lane.  Times are µs with three decimals: Perfetto parses the digits
- * exactly, where a double could not hold epoch µs to the nanosecond.  The
- * rest follows from the viewers' rules:
+ * (what ui.perfetto.dev, chrome://tracing and Chrome DevTools open) and
+ * keeps in memory only what names the tracks, an entry per thread,
+ * process and block I/O lane, and the ends of the slices open on each
+ * thread.  The rest follows from the readers' rules:
+ *  - Times are µs after the trace's start (its first event), written as
+ *    fixed decimals with three places.  Perfetto parses the digits
+ *    exactly, but DevTools parses doubles: µs since the epoch need 19
+ *    digits and would lose up to 0.25 µs, enough to unnest slices, where
+ *    µs since the start keep every ns for about 100 days.  The start
+ *    itself goes in otherData after the events (it is known once the
+ *    first is written), ns since the epoch as a string.
+ *  - Every event has ph, cat, name and ts (metadata too: DevTools' trace
+ *    model parses each event's categories and fails on none).
  *  - Complete ("X") events of one thread must nest, or Perfetto drops
  *    them.  A thread's calls, syscalls, off-CPU intervals and run-queue
- *    waits nest (a thread does one thing at a time, and all are timed on
- *    one clock), so they go on the thread.  Block requests do not: many
+ *    waits nearly do (a thread does one thing at a time), but different
+ *    probes time them: an off-CPU interval may end after the syscall it
+ *    waited in.  So the tables are read merged in ts order, the longest
+ *    first at one ts, and each slice is cut to end by the end of the
+ *    slice open around it (pf_nest), its recorded dur kept in args.
+ *    Block requests do not nest at all: many
  *    are in flight at once, and a request outlives the syscall that issued
  *    it.  They go on lanes (pseudo-threads) of their process or, with no
  *    process (writeback, readahead), of a "block devices" process per
