@@ -277,9 +277,12 @@ static int progress_start(const struct gr_export *x, sqlite3 *db,
 	rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
 	sqlite3_free(sql);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* No segment: the window as given (open ends unknown). */
 		p->nsegs = sqlite3_column_int64(st, 0);
-		p->lo = sqlite3_column_int64(st, 1);
-		p->hi = sqlite3_column_int64(st, 2);
+		p->lo = sqlite3_column_type(st, 1) == SQLITE_NULL ? INT64_MIN :
+			sqlite3_column_int64(st, 1);
+		p->hi = sqlite3_column_type(st, 2) == SQLITE_NULL ? INT64_MAX :
+			sqlite3_column_int64(st, 2);
 		if (x->since > p->lo)
 			p->lo = x->since;
 		if (x->until < p->hi)
@@ -775,11 +778,16 @@ static void shell_word(sqlite3_str *s, const char *w)
 }
 
 /* Appends a provenance row: @key, and @ns both as ns and as ISO 8601
- * under KEY_ns and KEY. */
+ * under KEY_ns and KEY; NULL for INT64_MIN or INT64_MAX (an open end of
+ * a window that read no segment). */
 static void prov_time(sqlite3_str *s, const char *key, int64_t ns)
 {
 	char iso[40];
 
+	if (ns == INT64_MIN || ns == INT64_MAX) {
+		sqlite3_str_appendf(s, ",('%q_ns',NULL),('%q',NULL)", key, key);
+		return;
+	}
 	gr_export__iso(iso, sizeof(iso), ns);
 	sqlite3_str_appendf(s, ",('%q_ns',%lld),('%q','%q')", key,
 			    (long long)ns, key, iso);

@@ -984,8 +984,8 @@ static int pf_write(const struct gr_export *x, struct pf *p, sqlite3 *db,
 			     "FROM main.process ORDER BY ts"), pf_name_row,
 			     &gr_tables[GR_T_process], NULL, err, len);
 	fputs_unlocked("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", p->f);
-	/* With no event, the window's start. */
-	p->start = p->prog->lo;
+	/* With no event, the window's start, if it has one. */
+	p->start = p->prog->lo == INT64_MIN ? 0 : p->prog->lo;
 	if (rc == 0)
 		rc = pf_events(x, p, db, err, len);
 	if (rc == 0) {

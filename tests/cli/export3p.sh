@@ -239,6 +239,11 @@ kill -9 "$kp"; wait "$kp" 2>/dev/null
 eq "provenance_segments: an open segment, sealed 0, no SHA-256 yet" \
 	"$(sqlite3 "$T/k.db" "SELECT count(*), sum(sealed), count(sha256), sum(path LIKE '$K/%.seg') FROM provenance_segments")" "1|0|0|1"
 
+"$GPUREC" --data "$E" --host nosuch export --format sqlite -o "$T/none.db" 2>"$T/err"
+eq "provenance of a filter that reads no segment: no window to name, 0 segments, no host" \
+	"$(summary "$T/err") $(sqlite3 "$T/none.db" "SELECT group_concat(key || '=' || ifnull(value, 'NULL'), ' ') FROM (SELECT * FROM provenance WHERE key IN ('since_ns', 'until', 'host', 'hosts', 'segments') ORDER BY rowid); SELECT count(*) FROM provenance_segments" | tr '\n' ' ')" \
+	"exported 0 rows from 0 segments to $T/none.db ($(si "$(stat -c %s "$T/none.db")")) in S s since_ns=NULL until=NULL host=nosuch segments=0 hosts=NULL 0 "
+
 # --- the summary line, other formats ----------------------------------------
 "$GPUREC" --data "$E" export --format csv -o "$T/c/" offcpu drops 2>"$T/err"
 eq "csv to a directory: the rows of both tables, the bytes of both files" "$(summary "$T/err")" \
