@@ -207,6 +207,9 @@ eq "(export) perfetto: a thread_name per thread and lane; every track named once
 	"M thread_name $((threads + lanes))|unnamed 0|idle-names 0|"
 eq "(export) perfetto: the slices of every thread nest (Perfetto drops those that do not)" \
 	"$(grep -E '^(thread-overlaps|lane-overlaps) ' "$T/t.facts" | tr '\n' '|')" "thread-overlaps 0|lane-overlaps 0|"
+eq "(export) perfetto: every field DevTools reads; every time a double holds to the ns" \
+	"$(grep -E '^(missing-fields|float-loss|float-overlaps) ' "$T/t.facts" | tr '\n' '|')" \
+	"missing-fields 0|float-loss 0|float-overlaps 0|"
 got=$(python3 - "$T/t.json" "$pa" "$pb" "$pd" <<'PY'
 import decimal, json, sys
 d = json.load(open(sys.argv[1]), parse_float=decimal.Decimal)["traceEvents"]
