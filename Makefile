@@ -205,6 +205,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/limits.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/time.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/export3p.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh

@@ -13,6 +13,15 @@ rpm_pkgs=(gcc make clang llvm pkgconf-pkg-config libbpf-devel
           libuv-devel openssl-devel bpftool sqlite python3 zstd groff-base bash-completion
           rpm-build rpmlint systemd util-linux e2fsprogs libcap strace tmux less)
 
+# Node.js and npm run the third-party readers of the exports (DuckDB, the
+# DevTools trace models: tests/cli/export3p.sh).  One installed otherwise
+# (NodeSource's nodejs bundles npm, and conflicts with Debian's npm) is
+# kept.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	deb_pkgs+=(nodejs npm)
+	rpm_pkgs+=(nodejs npm)
+fi
+
 sudo=""
 if [ "$(id -u)" != 0 ]; then
 	command -v sudo >/dev/null || { echo "deps.sh: run as root" >&2; exit 1; }

@@ -91,6 +91,8 @@ struct opts {
 	int64_t max_memory_bytes;
 	int argc;             /* what remains after the subcommand */
 	char **argv;
+	char **cmdline;       /* argv as typed (getopt permutes argv) */
+	int ncmdline;
 };
 
 /* ---- read-only SQL ----------------------------------------------------- */
@@ -909,6 +911,14 @@ static int cmd_export(struct opts *o)
 
 	struct gr_qctx q;
 	open_qctx(o, &q);
+	x.since = q.since;
+	x.until = q.until;
+	x.has_pid = q.has_pid;
+	x.pid = q.pid;
+	x.host = q.host;
+	x.cmdline = o->cmdline;
+	x.ncmdline = o->ncmdline;
+	x.msg = stderr;
 	sqlite3 *db = open_db(&q, NULL);
 	int rc = gr_export__run(&x, db, err, sizeof(err));
 	if (rc && gr_limits__expired() && gr_limits__explain(rc))
@@ -1247,6 +1257,7 @@ static void opts_free(struct opts *o)
 {
 	free(o->data);
 	free(o->params);
+	free(o->cmdline);
 }
 
 int main(int argc, char **argv)
@@ -1257,8 +1268,11 @@ int main(int argc, char **argv)
 
 	o.data = calloc((size_t)argc + 1, sizeof(char *));
 	o.params = calloc((size_t)argc + 1, sizeof(char *));
-	if (!o.data || !o.params)
+	o.cmdline = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o.data || !o.params || !o.cmdline)
 		return EXIT_INTERNAL;
+	memcpy(o.cmdline, argv, (size_t)argc * sizeof(char *));
+	o.ncmdline = argc;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vho:", longopts, NULL)) != -1) {
 		if (take_option(&o, c, argv) == 'V') {
