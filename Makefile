@@ -50,6 +50,7 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
 VTAB_SRC  := query/vtab.c query/vt_event.c query/vt_grouped.c \
              query/vt_segments.c query/vt_runs.c
 QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
+             query/timefmt.c query/outfile.c \
              query/aggregates.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \
              query/seal.c query/limits.c \
@@ -186,7 +187,8 @@ $(B)/asan/gpurec-synth: $(call obj,$(B)/asan,bench/synth_main.c \
 
 # Unit tests link whatever modules they need; all of them, sanitized.
 $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
-		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/aggregates.c \
+		$(SYNTH_SRC) $(VTAB_SRC) query/output.c query/timefmt.c \
+		query/aggregates.c \
 		recorder/config.c recorder/cgroup.c $(SYM_SRC) $(DECODE_SRC) \
 		$(GPU_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
@@ -207,12 +209,18 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/limits.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/time.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/export3p.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/shell.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
 	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/daemon.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
+	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/retention.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 
@@ -288,11 +296,13 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(B)/cuda-tests/drv_calls $(B)/cuda-tests/graphs_gaps \
 		$(B)/cuda-tests/hung \
 		$(B)/cuda-tests/nccl_calls $(MOCK)/libnccl.so.2 \
-		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load
+		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load \
+		$(B)/gpurec
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
-	   echo "0 passed, 1 failed"; exit 1; \
-	 else echo "skip ringbuf test: not root"; fi
+	   echo "0 passed, 1 failed, 0 skipped"; exit 1; \
+	 else echo "skip ringbuf test: not root"; \
+	   echo "0 passed, 0 failed, 1 skipped"; fi
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
@@ -307,6 +317,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/openoff.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd GPURECD_RELEASE=$(B)/gpurecd bash tests/host/sandbox.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/host/service_creds.sh
+	bash tests/demo/check.sh
 
 # Fuzzers (tests/fuzz, docs/reliability.md): libFuzzer harnesses for the
 # block decoder and the segment reader, built with clang's fuzzer, ASan and
@@ -338,7 +349,7 @@ fuzz-smoke: $(FUZZERS) $(B)/fuzz/seeds/.made
 
 # Fault tests (tests/faults/*.sh, docs/reliability.md): each run once, with
 # its CI number of trials; each prints ok/FAIL lines and `N passed, N
-# failed`.
+# failed, N skipped`.
 # killpoint.so (tests/faults/killpoint.c) holds a writer at a named point
 # for kill9.sh; plain cc, no sanitizer, preloaded into the ASan binaries.
 FAULT_BINS := $(B)/asan/gpurec $(B)/asan/gpurecd $(B)/asan/gpurec-synth \
@@ -370,8 +381,9 @@ test:
 	  bpf-test pkg-test 2>&1 | \
 	  tee $(B)/test.log; \
 	  st=$${PIPESTATUS[0]}; \
-	  awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$$1; f+=$$3} \
-	       END {printf "all: %d passed, %d failed\n", p, f}' $(B)/test.log; \
+	  awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$$1; f+=$$3; s+=$$5} \
+	       END {printf "all: %d passed, %d failed, %d skipped\n", p, f, s}' \
+	    $(B)/test.log; \
 	  exit $$st
 
 $(B)/obj/bench/probe_cost.o: $(B)/cuda.skel.h $(B)/probe_cost.skel.h
@@ -447,6 +459,8 @@ $(B)/demo/demo_cuda: tests/demo/demo.cu
 
 demo: all $(B)/host-tests/host_load $(if $(wildcard $(NVCC)),$(B)/demo/demo_cuda)
 	bash tests/demo/demo.sh
+# bpf-test runs the demo as a user would (tests/demo/check.sh).
+bpf-test: $(if $(wildcard $(NVCC)),$(B)/demo/demo_cuda)
 
 store-demo: $(B)/gpurec $(B)/gpurec-synth
 	bash tests/demo/store-demo.sh

@@ -4,8 +4,10 @@
  * and scaled by the unit in integer arithmetic (a Horner pass over the
  * fraction digits gives floor(frac * unit) exactly), so no value depends on
  * double rounding.  Calendar conversion uses the proleptic-Gregorian
- * days-from-civil algorithm on plain integers, so nothing here depends on
- * timegm(), TZ or the C library's locale.
+ * days-from-civil algorithm on plain integers, so a time with a zone (or
+ * Z) never depends on timegm() or the C library's locale.  Only the forms
+ * systemd.time(7) defines as local time ("today", "2026-11-25 10:00")
+ * read TZ, through mktime(): the user means their wall clock.
  */
 #include "common/parse.h"
 
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define NSEC_PER_SEC 1000000000LL
 #define SEC_PER_DAY 86400LL
@@ -236,62 +239,97 @@ static int expect(const char **sp, char c)
 	return 0;
 }
 
-/* Parses an RFC 3339 timestamp.  Returns 0 on success, -EINVAL on bad
- * syntax or field ranges, -ERANGE if it does not fit in int64 ns. */
-static int parse_rfc3339(const char *s, int64_t *out)
+/* The fields of a written date and time, before a zone is applied. */
+struct civil {
+	unsigned int year, mon, day, hh, mi, ss;
+	int64_t frac;		/* ns */
+	int zoned;		/* an offset or Z was given */
+	int64_t off;		/* seconds east of UTC, when zoned */
+};
+
+/* Parses "HH:MM[:SS[.fffffffff]]" at *sp into @c and advances. Returns 0
+ * on success, -EINVAL on bad syntax. */
+static int parse_clock(const char **sp, struct civil *c)
 {
-	unsigned int year, mon, day, hh, mi, ss, oh = 0, om = 0;
-	int64_t secs, ns, frac = 0, off = 0;
+	const char *s = *sp;
 	int nfrac = 0;
 
-	if (fixed_digits(&s, 4, &year) || expect(&s, '-') ||
-	    fixed_digits(&s, 2, &mon) || expect(&s, '-') ||
-	    fixed_digits(&s, 2, &day))
+	c->ss = 0;
+	c->frac = 0;
+	if (fixed_digits(&s, 2, &c->hh) || expect(&s, ':') ||
+	    fixed_digits(&s, 2, &c->mi))
 		return -EINVAL;
-	if (*s != 'T' && *s != 't' && *s != ' ')
-		return -EINVAL;
-	s++;
-	if (fixed_digits(&s, 2, &hh) || expect(&s, ':') ||
-	    fixed_digits(&s, 2, &mi) || expect(&s, ':') ||
-	    fixed_digits(&s, 2, &ss))
-		return -EINVAL;
-	if (*s == '.') {
+	if (*s == ':') {
 		s++;
-		for (; is_digit(*s); s++, nfrac++) {
-			if (nfrac == 9)
+		if (fixed_digits(&s, 2, &c->ss))
+			return -EINVAL;
+		if (*s == '.') {
+			s++;
+			for (; is_digit(*s); s++, nfrac++) {
+				if (nfrac == 9)
+					return -EINVAL;
+				c->frac = c->frac * 10 + (*s - '0');
+			}
+			if (nfrac == 0)
 				return -EINVAL;
-			frac = frac * 10 + (*s - '0');
+			for (int i = nfrac; i < 9; i++)
+				c->frac *= 10;
 		}
-		if (nfrac == 0)
-			return -EINVAL;
-		for (int i = nfrac; i < 9; i++)
-			frac *= 10;
 	}
-	if (*s == 'Z' || *s == 'z') {
-		s++;
-	} else if (*s == '+' || *s == '-') {
-		int sign = *s == '-' ? -1 : 1;
+	*sp = s;
+	return 0;
+}
 
-		s++;
-		if (fixed_digits(&s, 2, &oh) || expect(&s, ':') ||
-		    fixed_digits(&s, 2, &om))
-			return -EINVAL;
-		if (oh > 23 || om > 59)
-			return -EINVAL;
-		off = sign * (int64_t)(oh * 3600 + om * 60);
-	} else {
+/* Parses "YYYY-MM-DD[(T|t| )HH:MM[:SS[.f]][Z|z|+hh:mm|-hh:mm]]" into @c:
+ * RFC 3339, and the forms systemd.time(7) reads as local time (no zone,
+ * seconds optional, a date alone is its midnight).  Returns 0 on
+ * success, -EINVAL on bad syntax or field ranges. */
+static int parse_civil(const char *s, struct civil *c)
+{
+	unsigned int oh = 0, om = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (fixed_digits(&s, 4, &c->year) || expect(&s, '-') ||
+	    fixed_digits(&s, 2, &c->mon) || expect(&s, '-') ||
+	    fixed_digits(&s, 2, &c->day))
 		return -EINVAL;
+	if (*s) {
+		if (*s != 'T' && *s != 't' && *s != ' ')
+			return -EINVAL;
+		s++;
+		if (parse_clock(&s, c))
+			return -EINVAL;
+		if (*s == 'Z' || *s == 'z') {
+			s++;
+			c->zoned = 1;
+		} else if (*s == '+' || *s == '-') {
+			int sign = *s == '-' ? -1 : 1;
+
+			s++;
+			if (fixed_digits(&s, 2, &oh) || expect(&s, ':') ||
+			    fixed_digits(&s, 2, &om))
+				return -EINVAL;
+			if (oh > 23 || om > 59)
+				return -EINVAL;
+			c->zoned = 1;
+			c->off = sign * (int64_t)(oh * 3600 + om * 60);
+		}
+		if (*s)
+			return -EINVAL;
 	}
-	if (*s)
+	if (c->mon < 1 || c->mon > 12 || c->day < 1 ||
+	    c->day > days_in_month(c->year, c->mon) ||
+	    c->hh > 23 || c->mi > 59 || c->ss > 60)
 		return -EINVAL;
+	return 0;
+}
 
-	if (mon < 1 || mon > 12 || day < 1 || day > days_in_month(year, mon) ||
-	    hh > 23 || mi > 59 || ss > 60)
-		return -EINVAL;
+/* Whole seconds and ns into ns since the epoch.  Returns 0 on success,
+ * -ERANGE if it does not fit in int64 ns. */
+static int secs_to_ns(int64_t secs, int64_t frac, int64_t *out)
+{
+	int64_t ns;
 
-	/* local wall time minus its offset is UTC; cannot overflow int64 s */
-	secs = days_from_civil(year, mon, day) * SEC_PER_DAY +
-	       hh * 3600 + mi * 60 + ss - off;
 	/* borrow a second so the lowest instant (INT64_MIN) is reachable */
 	if (secs < 0 && frac > 0) {
 		secs++;
@@ -304,26 +342,235 @@ static int parse_rfc3339(const char *s, int64_t *out)
 	return 0;
 }
 
-int gr_parse_time(const char *s, int64_t now_ns, int64_t *out_ns)
+/* The local wall time in @tm (TZ's rules) as seconds since the epoch.
+ * mktime() settles DST itself (tm_isdst -1): a time in the spring gap
+ * moves forward, one in the autumn overlap takes the first.  Returns 0
+ * on success, -ERANGE if the C library cannot represent it. */
+static int local_secs(struct tm *tm, int64_t *secs)
 {
-	int64_t d, r;
+	time_t t;
+
+	tm->tm_isdst = -1;
+	errno = 0;
+	t = mktime(tm);
+	if (t == (time_t)-1 && errno)
+		return -ERANGE;
+	*secs = (int64_t)t;
+	return 0;
+}
+
+/* Converts @c to ns since the epoch: by its offset when zoned, else as
+ * local time.  Returns 0, or -ERANGE. */
+static int civil_to_ns(const struct civil *c, int64_t *out)
+{
+	int64_t secs;
+
+	if (c->zoned) {
+		/* local wall time minus its offset is UTC; cannot overflow */
+		secs = days_from_civil(c->year, c->mon, c->day) * SEC_PER_DAY +
+		       c->hh * 3600 + c->mi * 60 + c->ss - c->off;
+	} else {
+		struct tm tm = {
+			.tm_year = (int)c->year - 1900, .tm_mon = (int)c->mon - 1,
+			.tm_mday = (int)c->day, .tm_hour = (int)c->hh,
+			.tm_min = (int)c->mi, .tm_sec = (int)c->ss,
+		};
+
+		if (local_secs(&tm, &secs))
+			return -ERANGE;
+	}
+	return secs_to_ns(secs, c->frac, out);
+}
+
+/* Parses a span as systemd.time(7) writes one: components "<number>
+ * [unit]" run together or apart ("1h30m", "1h 30min", "2 days"); a bare
+ * number (one component only) is seconds.  Returns 0 on success,
+ * -EINVAL on bad syntax, -ERANGE above INT64_MAX ns. */
+static int parse_span(const char *s, int64_t *out)
+{
+	static const struct {
+		const char *name;
+		uint64_t ns;
+	} units[] = {
+		{ "nsec", 1 }, { "ns", 1 },
+		{ "usec", 1000 }, { "us", 1000 }, { "\xc2\xb5s", 1000 },
+		{ "msec", 1000000 }, { "ms", 1000000 },
+		{ "seconds", NSEC_PER_SEC }, { "second", NSEC_PER_SEC },
+		{ "secs", NSEC_PER_SEC }, { "sec", NSEC_PER_SEC },
+		{ "s", NSEC_PER_SEC },
+		{ "minutes", 60 * NSEC_PER_SEC }, { "minute", 60 * NSEC_PER_SEC },
+		{ "mins", 60 * NSEC_PER_SEC }, { "min", 60 * NSEC_PER_SEC },
+		{ "m", 60 * NSEC_PER_SEC },
+		{ "hours", 3600 * NSEC_PER_SEC }, { "hour", 3600 * NSEC_PER_SEC },
+		{ "hrs", 3600 * NSEC_PER_SEC }, { "hr", 3600 * NSEC_PER_SEC },
+		{ "h", 3600 * NSEC_PER_SEC },
+		{ "days", SEC_PER_DAY * NSEC_PER_SEC },
+		{ "day", SEC_PER_DAY * NSEC_PER_SEC },
+		{ "d", SEC_PER_DAY * NSEC_PER_SEC },
+		{ "weeks", 7 * SEC_PER_DAY * NSEC_PER_SEC },
+		{ "week", 7 * SEC_PER_DAY * NSEC_PER_SEC },
+		{ "w", 7 * SEC_PER_DAY * NSEC_PER_SEC },
+	};
+	uint64_t total = 0;
+	int n = 0, bare = 0;
+
+	while (*s) {
+		struct decimal d;
+		uint64_t unit = 0, v;
+		size_t len = 0;
+
+		if (parse_decimal(&s, &d))
+			return -EINVAL;
+		while (*s == ' ')
+			s++;
+		/* the longest unit name that ends where letters end */
+		size_t word = 0;
+		while ((s[word] >= 'a' && s[word] <= 'z') ||
+		       (s[word] >= 'A' && s[word] <= 'Z') ||
+		       (unsigned char)s[word] >= 0x80)
+			word++;
+		for (size_t i = 0; word && i < sizeof(units) / sizeof(units[0]);
+		     i++) {
+			len = strlen(units[i].name);
+			if (len == word && strncasecmp(s, units[i].name, len) == 0) {
+				unit = units[i].ns;
+				break;
+			}
+		}
+		if (word && !unit)
+			return -EINVAL;
+		if (!word) {
+			unit = NSEC_PER_SEC;
+			bare = 1;
+		}
+		s += word;
+		while (*s == ' ')
+			s++;
+		int err = decimal_scale(&d, unit, INT64_MAX, &v);
+		if (err)
+			return err;
+		if (v > (uint64_t)INT64_MAX - total)
+			return -ERANGE;
+		total += v;
+		n++;
+	}
+	if (n == 0 || (bare && n > 1))
+		return -EINVAL;
+	*out = (int64_t)total;
+	return 0;
+}
+
+/* "@SECONDS[.fraction]": seconds since the epoch.  Returns 0, -EINVAL or
+ * -ERANGE. */
+static int parse_epoch(const char *s, int64_t *out)
+{
+	struct decimal d;
+	uint64_t v;
 	int err;
 
-	if (!s)
+	if (parse_decimal(&s, &d) || *s)
+		return -EINVAL;
+	err = decimal_scale(&d, NSEC_PER_SEC, INT64_MAX, &v);
+	if (err)
+		return err;
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* "today", "yesterday", "tomorrow": the local midnight @days from that of
+ * @now_ns.  Returns 0, or -ERANGE. */
+static int local_midnight(int64_t now_ns, int days, int64_t *out)
+{
+	time_t t = (time_t)(now_ns / NSEC_PER_SEC -
+			    (now_ns % NSEC_PER_SEC < 0));
+	struct tm tm;
+	int64_t secs;
+
+	if (!localtime_r(&t, &tm))
+		return -ERANGE;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	tm.tm_mday += days;
+	if (local_secs(&tm, &secs))
+		return -ERANGE;
+	return secs_to_ns(secs, 0, out);
+}
+
+/* "HH:MM[:SS[.f]]" alone: that time today, local.  Returns 0, -EINVAL or
+ * -ERANGE. */
+static int parse_today_at(const char *s, int64_t now_ns, int64_t *out)
+{
+	time_t t = (time_t)(now_ns / NSEC_PER_SEC -
+			    (now_ns % NSEC_PER_SEC < 0));
+	struct civil c = { 0 };
+	struct tm tm;
+	int64_t secs;
+
+	if (parse_clock(&s, &c) || *s || c.hh > 23 || c.mi > 59 || c.ss > 60)
+		return -EINVAL;
+	if (!localtime_r(&t, &tm))
+		return -ERANGE;
+	tm.tm_hour = (int)c.hh;
+	tm.tm_min = (int)c.mi;
+	tm.tm_sec = (int)c.ss;
+	if (local_secs(&tm, &secs))
+		return -ERANGE;
+	return secs_to_ns(secs, c.frac, out);
+}
+
+int gr_parse_time(const char *s, int64_t now_ns, int64_t *out_ns)
+{
+	static const struct {
+		const char *name;
+		int days;
+	} days[] = { { "today", 0 }, { "yesterday", -1 }, { "tomorrow", 1 } };
+	int64_t d, r;
+	int err, sign = -1;
+
+	if (!s || !*s)
 		return -EINVAL;
 	if (strcasecmp(s, "now") == 0) {
 		*out_ns = now_ns;
 		return 0;
 	}
-	/* "YYYY-" can only start a timestamp; anything else is a duration */
+	for (size_t i = 0; i < sizeof(days) / sizeof(days[0]); i++)
+		if (strcasecmp(s, days[i].name) == 0)
+			return local_midnight(now_ns, days[i].days, out_ns);
+	if (s[0] == '@')
+		return parse_epoch(s + 1, out_ns);
+	/* "YYYY-" can only start a date */
 	if (is_digit(s[0]) && is_digit(s[1]) && is_digit(s[2]) &&
-	    is_digit(s[3]) && s[4] == '-')
-		return parse_rfc3339(s, out_ns);
+	    is_digit(s[3]) && s[4] == '-') {
+		struct civil c;
 
-	err = gr_parse_duration_ns(s, &d);
+		err = parse_civil(s, &c);
+		return err ? err : civil_to_ns(&c, out_ns);
+	}
+	if (is_digit(s[0]) && is_digit(s[1]) && s[2] == ':')
+		return parse_today_at(s, now_ns, out_ns);
+
+	/* A span: ago unless it starts with '+' ("-2h", "2h", "2h ago") */
+	char span[128];
+	size_t n = strlen(s);
+
+	if (*s == '+' || *s == '-') {
+		sign = *s == '+' ? 1 : -1;
+		s++;
+		n--;
+	}
+	if (n > 4 && strcasecmp(s + n - 4, " ago") == 0) {
+		if (sign > 0)
+			return -EINVAL;
+		n -= 4;
+	}
+	if (n == 0 || n >= sizeof(span) || *s == ' ' || s[n - 1] == ' ')
+		return -EINVAL;
+	memcpy(span, s, n);
+	span[n] = '\0';
+	err = parse_span(span, &d);
 	if (err)
 		return err;
-	if (__builtin_sub_overflow(now_ns, d, &r))
+	if (sign > 0 ? __builtin_add_overflow(now_ns, d, &r) :
+		       __builtin_sub_overflow(now_ns, d, &r))
 		return -ERANGE;
 	*out_ns = r;
 	return 0;

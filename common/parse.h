@@ -33,10 +33,15 @@ int gr_parse_size(const char *s, uint64_t *out);
  * -EINVAL on malformed input, -ERANGE if it exceeds INT64_MAX ns. */
 int gr_parse_duration_ns(const char *s, int64_t *out);
 
-/* Parses a point in time into ns since the Unix epoch (UTC): "now"; a
- * duration ago as gr_parse_duration_ns() ("15m" is now_ns minus 15
- * minutes); or RFC 3339 "YYYY-MM-DDTHH:MM:SS[.fffffffff](Z|+hh:mm|-hh:mm)"
- * with 'T', 't' or ' ' between date and time and 'Z' or 'z' for UTC.
+/* Parses a point in time into ns since the Unix epoch (UTC), in the forms
+ * journalctl --since takes (systemd.time(7)):
+ *  - "now"; "today", "yesterday", "tomorrow" (local midnight);
+ *  - a span ago: "15m", "-2h", "2h ago", "1h30m", "1h 30min", "90" (a bare
+ *    number is seconds); "+1h" is a span ahead of @now_ns;
+ *  - "@1795611544[.5]": seconds since the epoch;
+ *  - "YYYY-MM-DD[(T| )HH:MM[:SS[.fffffffff]]]" then 'Z' or "+hh:mm" /
+ *    "-hh:mm" (RFC 3339), or no zone: local time (TZ), a date alone its
+ *    midnight; "HH:MM[:SS]" alone is that time today, local.
  * Second 60 (a leap second) is accepted and lands on the next minute.
  * Returns 0 on success, -EINVAL on malformed input or out-of-range fields,
  * -ERANGE if the result does not fit in int64 ns (outside 1677..2262). */

@@ -7,11 +7,20 @@ set -euo pipefail
 deb_pkgs=(gcc make clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev
           libzstd-dev libsqlite3-dev libuv1-dev libssl-dev bpftool sqlite3 python3 zstd
           groff-base bash-completion dpkg-dev lintian rpm rpmlint
-          debootstrap systemd util-linux e2fsprogs libcap2-bin strace tmux)
+          debootstrap systemd util-linux e2fsprogs libcap2-bin strace tmux less)
 rpm_pkgs=(gcc make clang llvm pkgconf-pkg-config libbpf-devel
           elfutils-libelf-devel zlib-devel libzstd-devel sqlite-devel
           libuv-devel openssl-devel bpftool sqlite python3 zstd groff-base bash-completion
-          rpm-build rpmlint systemd util-linux e2fsprogs libcap strace tmux)
+          rpm-build rpmlint systemd util-linux e2fsprogs libcap strace tmux less)
+
+# Node.js and npm run the third-party readers of the exports (DuckDB, the
+# DevTools trace models: tests/cli/export3p.sh).  One installed otherwise
+# (NodeSource's nodejs bundles npm, and conflicts with Debian's npm) is
+# kept.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	deb_pkgs+=(nodejs npm)
+	rpm_pkgs+=(nodejs npm)
+fi
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then

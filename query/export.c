@@ -27,6 +27,20 @@
  *
  * perfetto: query/perfetto.c writes the trace; this file gives it the
  * file.
+ *
+ * Every format says what it did: one summary line on x->msg once the
+ * files are in place (rows, segments, where, bytes, seconds), and, when
+ * x->msg is a terminal, a progress line redrawn in place while it runs
+ * (a log gets the summary alone, never a carriage return or an escape
+ * code).  Rows are counted as the scan yields them: perfetto counts its
+ * events, the other formats read each table through gr_export_row(), a
+ * function in the WHERE clause that SQLite calls once per row and that
+ * keeps every row.  On a terminal the rows are first counted (count(*),
+ * which the virtual tables answer from block headers) for the line's
+ * percentage.  The window's segments (those whose span meets
+ * --since/--until, of --host) are counted once before the tables, and the
+ * sqlite export lists them, with the window, hosts, version and command,
+ * in its provenance tables.
  */
 #include "query/export.h"
 
@@ -39,8 +53,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/version.h"
 #include "query/cli.h"
 #include "query/limits.h"
 #include "query/output.h"
@@ -63,6 +79,248 @@ int gr_export_format__parse(const char *name, enum gr_export_format *out)
 		}
 	}
 	return -EINVAL;
+}
+
+/* ---- progress and summary --------------------------------------------- */
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void gr_export__iso(char *buf, size_t len, int64_t ns)
+{
+	time_t s = (time_t)(ns / 1000000000);
+	int64_t frac = ns % 1000000000;
+	struct tm tm;
+	size_t n;
+
+	if (frac < 0) {
+		frac += 1000000000;
+		s--;
+	}
+	if (!gmtime_r(&s, &tm) ||
+	    !(n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))) {
+		snprintf(buf, len, "%" PRId64, ns);
+		return;
+	}
+	snprintf(buf + n, len - n, ".%09" PRId64 "Z", frac);
+}
+
+/* Writes @v with a comma every three digits (1,234,567). */
+static const char *thousands(char buf[32], uint64_t v)
+{
+	char d[24];
+	int n = snprintf(d, sizeof(d), "%" PRIu64, v), j = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = d[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+/* Writes @v bytes in decimal units, as ls -h --si and df -H do: 900 B,
+ * 4.2 kB, 84 MB. */
+static const char *human_bytes(char buf[32], uint64_t v)
+{
+	static const char *const unit[] = { "kB", "MB", "GB", "TB", "PB" };
+	double d = (double)v;
+	int u = -1;
+
+	if (v < 1000) {
+		snprintf(buf, 32, "%" PRIu64 " B", v);
+		return buf;
+	}
+	while (d >= 999.95 && u < 4) {
+		d /= 1000;
+		u++;
+	}
+	snprintf(buf, 32, d < 9.95 ? "%.1f %s" : "%.0f %s", d, unit[u]);
+	return buf;
+}
+
+/* Redraws the progress line: rows, tables done, and the share of the
+ * rows counted beforehand. */
+static void progress_draw(struct gr_export_progress *p)
+{
+	uint64_t pct = p->total ? p->rows * 100 / p->total : 0;
+	char b[32];
+
+	fprintf(p->tty, "\rexporting: %s rows, %d of %d tables done, %d%%\033[K",
+		thousands(b, p->rows), p->tables_done, p->ntables,
+		(int)(pct > 100 ? 100 : pct));
+	fflush(p->tty);
+	p->drawn = 1;
+}
+
+void gr_export__row(struct gr_export_progress *p)
+{
+	int64_t now;
+
+	p->rows++;
+	/* The clock is read every 4096 rows: a redraw costs a write. */
+	if (!p->tty || (p->rows & 4095))
+		return;
+	now = mono_ns();
+	if (now < p->next_draw)
+		return;
+	p->next_draw = now + 200000000;
+	progress_draw(p);
+}
+
+/* Notes that a table is done: the line shows it at once. */
+static void progress_table_done(struct gr_export_progress *p)
+{
+	p->tables_done++;
+	if (p->tty)
+		progress_draw(p);
+}
+
+/* Clears the progress line, so that what follows starts a clean line. */
+static void progress_clear(struct gr_export_progress *p)
+{
+	if (p->drawn)
+		fputs("\r\033[K", p->tty);
+	p->drawn = 0;
+}
+
+/* gr_export_row(): counts a row for the progress line; always 1, so
+ * that the WHERE clause it stands in keeps every row.  Not deterministic:
+ * SQLite calls it once per row. */
+static void sql_export_row(sqlite3_context *ctx, int argc,
+			   sqlite3_value **argv)
+{
+	gr_export__row(sqlite3_user_data(ctx));
+	sqlite3_result_int(ctx, 1);
+}
+
+/* The WHERE clause that counts a table's rows as they are read. */
+#define COUNT_ROWS " WHERE gr_export_row()"
+
+/* Counts the rows the export will write, for the progress line's %:
+ * count(*) of each table (the virtual tables answer it from the blocks
+ * the window keeps, without the rows' values).  perfetto's cuda_api
+ * adds only the calls no exported cuda_* table holds, and each API
+ * belongs to one table: its count less theirs. */
+static int progress_total(const struct gr_export *x, sqlite3 *db)
+{
+	struct gr_export_progress *p = x->prog;
+	sqlite3_str *s = sqlite3_str_new(db);
+	sqlite3_stmt *st = NULL;
+	char *sql;
+	int rc, api = -1;
+
+	sqlite3_str_appendall(s, "SELECT 0");
+	for (int i = 0; i < x->ntables; i++) {
+		int t = x->tables[i];
+
+		if (x->fmt == GR_EXPORT_PERFETTO && t == GR_T_process)
+			continue;	/* names only */
+		if (x->fmt == GR_EXPORT_PERFETTO &&
+		    (gr_tables[t].flags & GR_TF_UNION_CUDA))
+			api = t;
+		sqlite3_str_appendf(s, " + (SELECT count(*) FROM main.\"%w\")",
+				    gr_tables[t].name);
+	}
+	for (int i = 0; api >= 0 && i < x->ntables; i++) {
+		int t = x->tables[i];
+
+		if ((gr_tables[t].flags & GR_TF_EVENT) &&
+		    (gr_tables[t].flags & GR_TF_CUDA_CALL) && t != api)
+			sqlite3_str_appendf(s, " - (SELECT count(*) FROM "
+					    "main.\"%w\")", gr_tables[t].name);
+	}
+	sql = sqlite3_str_finish(s);
+	rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+	sqlite3_free(sql);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		p->total = (uint64_t)sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The segments the window reads, as a WHERE clause of main.segments:
+ * their span meets [since, until] (segments holds only --host's). */
+static char *window_where(const struct gr_export *x)
+{
+	return sqlite3_mprintf(" WHERE end_ts >= %lld AND start_ts <= %lld",
+			       (long long)x->since, (long long)x->until);
+}
+
+/* Counts the window's segments and finds its span.  Returns 0, or 2 with
+ * @err set. */
+static int progress_start(const struct gr_export *x, sqlite3 *db,
+			  char *err, size_t len)
+{
+	struct gr_export_progress *p = x->prog;
+	sqlite3_stmt *st = NULL;
+	char *w = window_where(x);
+	char *sql = w ? sqlite3_mprintf("SELECT count(*), min(start_ts), "
+					"max(end_ts) FROM main.segments%s", w) :
+			NULL;
+	int rc;
+
+	sqlite3_free(w);
+	p->t0 = mono_ns();
+	p->next_draw = p->t0 + 200000000;
+	p->ntables = x->ntables;
+	if (x->msg && isatty(fileno(x->msg)))
+		p->tty = x->msg;
+	rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+	sqlite3_free(sql);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* No segment: the window as given (open ends unknown). */
+		p->nsegs = sqlite3_column_int64(st, 0);
+		p->lo = sqlite3_column_type(st, 1) == SQLITE_NULL ? INT64_MIN :
+			sqlite3_column_int64(st, 1);
+		p->hi = sqlite3_column_type(st, 2) == SQLITE_NULL ? INT64_MAX :
+			sqlite3_column_int64(st, 2);
+		if (x->since > p->lo)
+			p->lo = x->since;
+		if (x->until < p->hi)
+			p->hi = x->until;
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	/* Counted only for the line: a log gets no %. */
+	if (rc == SQLITE_OK && p->tty)
+		rc = progress_total(x, db);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "gr_export_row", 0,
+					     SQLITE_UTF8 | SQLITE_DIRECTONLY,
+					     p, sql_export_row, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return gr_cli__fail(err, len, EXIT_INTERNAL, "reading the "
+				    "segments: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+/* Prints the summary line: "exported 1,234 rows from 2 segments to
+ * out.db (84 MB) in 3.2 s". */
+static void progress_summary(const struct gr_export *x)
+{
+	struct gr_export_progress *p = x->prog;
+	double s = (double)(mono_ns() - p->t0) / 1e9;
+	char rows[32], size[32];
+
+	progress_clear(p);
+	if (!x->msg)
+		return;
+	fprintf(x->msg, "exported %s row%s from %" PRId64 " segment%s to %s",
+		thousands(rows, p->rows), p->rows == 1 ? "" : "s", p->nsegs,
+		p->nsegs == 1 ? "" : "s",
+		strcmp(x->out, "-") == 0 ? "stdout" : x->out);
+	if (strcmp(x->out, "-") != 0)
+		fprintf(x->msg, " (%s)", human_bytes(size, p->bytes));
+	fprintf(x->msg, " in %.1f s\n", s);
 }
 
 /* ---- targets ------------------------------------------------------------ */
@@ -354,6 +612,8 @@ static int place(const char *tmp, const char *path, int force)
  * EXIT_USER with @err set (and the temporary file removed). */
 static int outf_commit(struct outf *o, char *err, size_t len)
 {
+	uint64_t size = 0;
+	struct stat st;
 	int e = 0;
 
 	if (o->f) {
@@ -369,6 +629,8 @@ static int outf_commit(struct outf *o, char *err, size_t len)
 		outf_abort(o);
 		return EXIT_USER;
 	}
+	if (!e && o->tmp && stat(o->tmp, &st) == 0)
+		size = (uint64_t)st.st_size;
 	if (!e && o->tmp && place(o->tmp, o->path, o->x->force) != 0)
 		e = errno;
 	if (e) {
@@ -382,16 +644,18 @@ static int outf_commit(struct outf *o, char *err, size_t len)
 	gr_limits__temp_file(NULL);
 	free(o->tmp);
 	o->tmp = NULL;
+	o->x->prog->bytes += size;
 	return 0;
 }
 
 /* ---- csv and jsonl ----------------------------------------------------- */
 
-/* Prints table @name into the file @path.  Returns 0, 1 or 2. */
+/* Prints table @tab into the file @path.  Returns 0, 1 or 2. */
 static int print_table(const struct gr_export *x, sqlite3 *db,
-		       const char *name, const char *path, char *err,
+		       const struct gr_table *tab, const char *path, char *err,
 		       size_t len)
 {
+	const char *name = tab->name;
 	sqlite3_stmt *st = NULL;
 	struct outf o;
 	char *sql, *msg = NULL;
@@ -400,7 +664,7 @@ static int print_table(const struct gr_export *x, sqlite3 *db,
 	rc = outf_open(&o, x, path, 1, err, len);
 	if (rc)
 		return rc;
-	sql = sqlite3_mprintf("SELECT * FROM main.\"%w\"", name);
+	sql = sqlite3_mprintf("SELECT * FROM main.\"%w\"" COUNT_ROWS, name);
 	src = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
 	sqlite3_free(sql);
 	if (src != SQLITE_OK) {
@@ -440,10 +704,11 @@ static int export_tables(const struct gr_export *x, sqlite3 *db, char *err,
 
 		if (!path)
 			return gr_cli__fail(err, len, EXIT_INTERNAL, "out of memory");
-		rc = print_table(x, db, name, path, err, len);
+		rc = print_table(x, db, &gr_tables[x->tables[i]], path, err, len);
 		free(path);
 		if (rc)
 			return rc;
+		progress_table_done(x->prog);
 	}
 	return 0;
 }
@@ -481,7 +746,8 @@ static int copy_table(sqlite3 *db, int t)
 				    tab->cols[c].name,
 				    gr_coltype__sql(tab->cols[c].type));
 	sqlite3_str_appendf(s, "); INSERT INTO gr_export.\"%w\" SELECT * FROM "
-			    "main.\"%w\";", tab->name, tab->name);
+			    "main.\"%w\"%s;", tab->name, tab->name,
+			    COUNT_ROWS);
 	if (gr_table__col(tab, "ts") >= 0)
 		sqlite3_str_appendf(s, "CREATE INDEX gr_export.\"%w_ts\" ON "
 				    "\"%w\"(ts);", tab->name, tab->name);
@@ -489,6 +755,101 @@ static int copy_table(sqlite3 *db, int t)
 	if (!sql)
 		return SQLITE_NOMEM;
 	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_free(sql);
+	return rc;
+}
+
+/* Appends @w to @s as a shell word: as it is when it holds only
+ * characters no shell treats specially, else in single quotes. */
+static void shell_word(sqlite3_str *s, const char *w)
+{
+	if (*w && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			 "0123456789_@%+=:,./-") == strlen(w)) {
+		sqlite3_str_appendall(s, w);
+		return;
+	}
+	sqlite3_str_appendchar(s, 1, '\'');
+	for (; *w; w++)
+		if (*w == '\'')
+			sqlite3_str_appendall(s, "'\\''");
+		else
+			sqlite3_str_appendchar(s, 1, *w);
+	sqlite3_str_appendchar(s, 1, '\'');
+}
+
+/* Appends a provenance row: @key, and @ns both as ns and as ISO 8601
+ * under KEY_ns and KEY; NULL for INT64_MIN or INT64_MAX (an open end of
+ * a window that read no segment). */
+static void prov_time(sqlite3_str *s, const char *key, int64_t ns)
+{
+	char iso[40];
+
+	if (ns == INT64_MIN || ns == INT64_MAX) {
+		sqlite3_str_appendf(s, ",('%q_ns',NULL),('%q',NULL)", key, key);
+		return;
+	}
+	gr_export__iso(iso, sizeof(iso), ns);
+	sqlite3_str_appendf(s, ",('%q_ns',%lld),('%q','%q')", key,
+			    (long long)ns, key, iso);
+}
+
+/* Writes the provenance tables of the sqlite export: `provenance`, one
+ * key/value row per fact of the export (what was asked, of what, by
+ * which gpurec, when), and `provenance_segments`, a row per segment the
+ * window reads with the SHA-256 its directory's MANIFEST holds (what
+ * `gpurec verify` checks the file against; NULL while a segment is
+ * open, not yet sealed or hashed).  The window is --since/--until as
+ * given, else the first and last event of those segments. */
+static int provenance(const struct gr_export *x, sqlite3 *db)
+{
+	const struct gr_export_progress *p = x->prog;
+	sqlite3_str *s = sqlite3_str_new(db), *cmd = sqlite3_str_new(db);
+	struct timespec now;
+	char *sql, *line, *w = window_where(x);
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	sqlite3_str_appendall(s, "CREATE TABLE gr_export.provenance (key TEXT "
+			      "PRIMARY KEY, value); INSERT INTO "
+			      "gr_export.provenance VALUES ('gpurec_version', "
+			      "'" GPUREC_VERSION "')");
+	for (int i = 0; i < x->ncmdline; i++) {
+		if (i)
+			sqlite3_str_appendchar(cmd, 1, ' ');
+		shell_word(cmd, x->cmdline[i]);
+	}
+	line = sqlite3_str_finish(cmd);
+	sqlite3_str_appendf(s, ",('schema_version',%d),('command',%Q)",
+			    GR_SCHEMA_VERSION, line ? line : "");
+	sqlite3_free(line);
+	prov_time(s, "exported_at", (int64_t)now.tv_sec * 1000000000 +
+		  now.tv_nsec);
+	prov_time(s, "since", x->since != INT64_MIN ? x->since : p->lo);
+	prov_time(s, "until", x->until != INT64_MAX ? x->until : p->hi);
+	if (x->has_pid)
+		sqlite3_str_appendf(s, ",('pid',%lld)", (long long)x->pid);
+	else
+		sqlite3_str_appendall(s, ",('pid',NULL)");
+	sqlite3_str_appendf(s, ",('host',%Q),('tables','", x->host);
+	for (int i = 0; i < x->ntables; i++)
+		sqlite3_str_appendf(s, "%s%s", i ? " " : "",
+				    gr_tables[x->tables[i]].name);
+	sqlite3_str_appendf(s, "'),('segments',%lld),('hosts',(SELECT "
+			    "group_concat(host, ' ') FROM (SELECT DISTINCT host "
+			    "FROM main.segments%s ORDER BY host)));",
+			    (long long)p->nsegs, w);
+	sqlite3_str_appendf(s, "CREATE TABLE gr_export.provenance_segments "
+			    "(host TEXT, path TEXT, sealed INTEGER, sha256 TEXT, "
+			    "start_ts INTEGER, end_ts INTEGER, events INTEGER, "
+			    "bytes INTEGER); INSERT INTO gr_export.provenance_segments "
+			    "SELECT host, path, sealed, sha256, start_ts, end_ts, "
+			    "events, bytes FROM main.segments%s;", w);
+	sqlite3_free(w);
+	sql = sqlite3_str_finish(s);
+	if (!sql || !w)
+		rc = SQLITE_NOMEM;
+	else
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	sqlite3_free(sql);
 	return rc;
 }
@@ -515,8 +876,15 @@ static int fill_db(const struct gr_export *x, sqlite3 *db, const char *path,
 			  "PRAGMA gr_export.synchronous=OFF;"
 			  "PRAGMA gr_export.cache_size=-65536; BEGIN", NULL,
 			  NULL, NULL);
-	for (int i = 0; i < x->ntables && rc == SQLITE_OK; i++)
+	for (int i = 0; i < x->ntables && rc == SQLITE_OK; i++) {
 		rc = copy_table(db, t = x->tables[i]);
+		if (rc == SQLITE_OK)
+			progress_table_done(x->prog);
+	}
+	if (rc == SQLITE_OK) {
+		t = -1;
+		rc = provenance(x, db);
+	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
@@ -525,7 +893,7 @@ static int fill_db(const struct gr_export *x, sqlite3 *db, const char *path,
 				     sqlite3_errmsg(db));
 		else
 			gr_cli__fail(err, len, EXIT_INTERNAL, "exporting %s: %s",
-				     t >= 0 ? gr_tables[t].name : "tables",
+				     t >= 0 ? gr_tables[t].name : "provenance",
 				     sqlite3_errmsg(db));
 		rc = write_error(db) ? EXIT_USER : EXIT_INTERNAL;
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -569,8 +937,8 @@ static int export_perfetto(const struct gr_export *x, sqlite3 *db, char *err,
 	return outf_commit(&o, err, len);
 }
 
-int gr_export__run(const struct gr_export *x, sqlite3 *db, char *err,
-		   size_t errlen)
+static int export_format(const struct gr_export *x, sqlite3 *db, char *err,
+			 size_t errlen)
 {
 	switch (x->fmt) {
 	case GR_EXPORT_PERFETTO:
@@ -582,4 +950,22 @@ int gr_export__run(const struct gr_export *x, sqlite3 *db, char *err,
 		return export_tables(x, db, err, errlen);
 	}
 	return gr_cli__fail(err, errlen, EXIT_INTERNAL, "unknown export format");
+}
+
+int gr_export__run(const struct gr_export *x, sqlite3 *db, char *err,
+		   size_t errlen)
+{
+	struct gr_export_progress prog = { 0 };
+	struct gr_export run = *x;
+	int rc;
+
+	run.prog = &prog;
+	rc = progress_start(&run, db, err, errlen);
+	if (rc == 0)
+		rc = export_format(&run, db, err, errlen);
+	if (rc == 0)
+		progress_summary(&run);
+	else
+		progress_clear(&prog);
+	return rc;
 }

@@ -15,8 +15,16 @@
  * 'x'), zeroblob(2e9) or a recursive CTE end at once with one line and
  * exit 1.  SQL functions that hand out pointers (fts3_tokenizer) are
  * refused like load_extension.
+ *
+ * Rows for a person: on a terminal, table output is cut to the
+ * terminal's width (--wide: not) and goes through a pager as git's and
+ * journalctl's does ($GPUREC_PAGER, $PAGER, else less with LESS=FRSX),
+ * started only when the first row is about to print, so an error before
+ * it reaches the terminal alone.  -o FILE writes the result whole or not
+ * at all (query/outfile.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -24,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,12 +42,14 @@
 #include "query/cli.h"
 #include "query/export.h"
 #include "query/limits.h"
+#include "query/outfile.h"
 #include "query/output.h"
 #include "query/report.h"
 #include "query/seal.h"
 #include "query/shell.h"
 #include "query/status.h"
 #include "query/sumtab.h"
+#include "query/timefmt.h"
 #include "query/vtab.h"
 #include "schema/schema.h"
 #include "store/fss.h"
@@ -55,7 +67,14 @@ struct opts {
 	enum gr_format format;
 	const char *format_arg; /* --format as given: export has its own */
 	int format_set;
-	const char *output;   /* -o, --output: export's file or directory */
+	const char *output;   /* -o, --output: export's file or directory;
+			       * sql's and report's file */
+	const char *time_format; /* --time-format as given */
+	int local;            /* --local: --time-format local */
+	int no_header;        /* --no-header: table, csv, tsv */
+	int wide;             /* --wide: tables not cut to the terminal */
+	int no_pager;         /* --no-pager */
+	struct gr_output_opts out; /* how sql, report, tables, schema print */
 	int force;            /* --force: export may replace files,
 				 seal-setup an existing key */
 	const char *interval; /* seal-setup --interval, as given */
@@ -73,6 +92,8 @@ struct opts {
 	int64_t max_memory_bytes;
 	int argc;             /* what remains after the subcommand */
 	char **argv;
+	char **cmdline;       /* argv as typed (getopt permutes argv) */
+	int ncmdline;
 };
 
 /* ---- read-only SQL ----------------------------------------------------- */
@@ -179,11 +200,21 @@ static void open_qctx(struct opts *o, struct gr_qctx *q)
 	q->until = INT64_MAX;
 	q->warn = stderr;
 	if (o->since && gr_parse_time(o->since, now, &q->since))
-		die_user("bad --since '%s': expected 90s, 15m, 2h, 3d or "
-			 "RFC 3339 like 2026-11-22T14:00:00Z", o->since);
+		die_user("bad --since '%s': expected a time like 2h, -1h30m, "
+			 "today, yesterday, \"2026-11-25 10:00\" (local), "
+			 "2026-11-25T10:00:00Z or @1795611544", o->since);
 	if (o->until && gr_parse_time(o->until, now, &q->until))
-		die_user("bad --until '%s': expected 90s, 15m, 2h, 3d or "
-			 "RFC 3339 like 2026-11-22T14:00:00Z", o->until);
+		die_user("bad --until '%s': expected a time like 2h, -1h30m, "
+			 "today, yesterday, \"2026-11-25 10:00\" (local), "
+			 "2026-11-25T10:00:00Z or @1795611544", o->until);
+	if (o->since && o->until && q->since > q->until) {
+		char a[GR_TIMEFMT_BUF], b[GR_TIMEFMT_BUF];
+
+		gr_timefmt__iso(q->since, 0, a, sizeof(a));
+		gr_timefmt__iso(q->until, 0, b, sizeof(b));
+		die_user("--since %s (%s) is after --until %s (%s)", o->since,
+			 a, o->until, b);
+	}
 	q->has_pid = o->has_pid;
 	q->pid = o->pid;
 	q->host = o->host;
@@ -218,6 +249,8 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 		rc = gr_aggregates__register(db);
 	if (rc == SQLITE_OK)
 		rc = gr_report__register(db);
+	if (rc == SQLITE_OK)
+		rc = gr_timefmt__register(db);
 	if (rc == SQLITE_OK && q)
 		rc = gr_vtab__register(db, q);
 	if (rc == SQLITE_OK && q)
@@ -246,12 +279,70 @@ static int prepare_error(sqlite3 *db, const struct auth *au, int rc)
 			     sqlite3_errmsg(db));
 }
 
-/* Runs every statement of sql, printing each one's rows, with the
- * parameters of report r bound (r NULL: plain SQL).  Returns an exit
- * status. */
+/* ---- the pager ---------------------------------------------------------- */
+
+static struct {
+	const char *cmd;	/* to start before the first row; NULL: none */
+	pid_t pid;		/* running, its stdin our stdout */
+} pager;
+
+/* Waits for the pager to finish: it reads to our end of output, and the
+ * shell's prompt must not come back under it (git's wait_for_pager). */
+static void pager_wait(void)
+{
+	fflush(stdout);
+	close(STDOUT_FILENO);
+	while (pager.pid > 0 && waitpid(pager.pid, NULL, 0) < 0 &&
+	       errno == EINTR)
+		;
+	pager.pid = 0;
+}
+
+/* Starts the pager chosen in settle_options(), once, with our stdout as
+ * its stdin.  Where the pipe or the fork fails, output goes to the
+ * terminal as it would without a pager. */
+static void pager_start(void)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (!pager.cmd || pager.pid)
+		return;
+	fflush(stdout);
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return;
+	/* less: quit if one screen (F), pass colours (R), chop long lines
+	 * (S), no clearing (X), unless the user said.  Set here, not in the
+	 * child: after fork() in a process with threads (limits.c's
+	 * backstop) only async-signal-safe calls are safe, and setenv()
+	 * allocates. */
+	if (!getenv("LESS"))
+		setenv("LESS", "FRSX", 1);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (pid == 0) {
+		dup2(fds[0], STDIN_FILENO);
+		execl("/bin/sh", "sh", "-c", pager.cmd, (char *)NULL);
+		_exit(127);
+	}
+	dup2(fds[1], STDOUT_FILENO);
+	close(fds[0]);
+	close(fds[1]);
+	pager.pid = pid;
+	pager.cmd = NULL;
+	atexit(pager_wait);
+}
+
+/* Runs every statement of sql, printing each one's rows to @out as @oo
+ * says, with the parameters of report r bound (r NULL: plain SQL).
+ * Returns an exit status. */
 static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
-			  enum gr_format fmt, const struct gr_report *r,
-			  char *const *kv, int nkv)
+			  const struct gr_output_opts *oo, FILE *out,
+			  const struct gr_report *r, char *const *kv, int nkv)
 {
 	const char *tail = sql;
 	while (tail && *tail) {
@@ -277,7 +368,9 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 			return gr_cli__error(stderr, EXIT_INTERNAL, "%s", berr);
 		}
 		char *err = NULL;
-		rc = gr_output__run(st, fmt, stdout, &err);
+		if (out == stdout)
+			pager_start();
+		rc = gr_output__run_opts(st, oo, out, &err);
 		sqlite3_finalize(st);
 		if (rc != SQLITE_OK && gr_limits__explain(rc)) {
 			free(err);
@@ -293,16 +386,43 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 			return status;
 		}
 	}
-	if (fflush(stdout) != 0)
+	if (fflush(out) != 0)
 		return gr_cli__error(stderr, EXIT_INTERNAL, "cannot write "
 				     "output: %s", strerror(errno));
 	return 0;
 }
 
-static int run_sql(sqlite3 *db, struct auth *au, const char *sql,
-		   enum gr_format fmt)
+/* run_sql_params() into -o's file when there is one: renamed into place
+ * when every statement succeeded, removed when one failed. */
+static int run_sql_to(struct opts *o, sqlite3 *db, struct auth *au,
+		      const char *sql, const struct gr_report *r)
 {
-	return run_sql_params(db, au, sql, fmt, NULL, NULL, 0);
+	struct gr_outfile of;
+	char err[512];
+	int rc;
+
+	if (!o->output || strcmp(o->output, "-") == 0)
+		return run_sql_params(db, au, sql, &o->out, stdout, r,
+				      o->params, o->nparams);
+	rc = gr_outfile__open(&of, o->output, o->force, err, sizeof(err));
+	if (rc)
+		return gr_cli__error(stderr, rc, "%s", err);
+	rc = run_sql_params(db, au, sql, &o->out, of.f, r, o->params,
+			    o->nparams);
+	if (rc) {
+		gr_outfile__abort(&of);
+		return rc;
+	}
+	rc = gr_outfile__commit(&of, err, sizeof(err));
+	if (rc)
+		return gr_cli__error(stderr, rc, "%s", err);
+	return 0;
+}
+
+static int run_sql(struct opts *o, sqlite3 *db, struct auth *au,
+		   const char *sql)
+{
+	return run_sql_params(db, au, sql, &o->out, stdout, NULL, NULL, 0);
 }
 
 static char *read_stdin(void)
@@ -358,7 +478,7 @@ static int cmd_sql(struct opts *o)
 		return EXIT_INTERNAL;
 	open_qctx(o, &q);
 	sqlite3 *db = open_db(&q, &au);
-	int rc = run_sql(db, &au, sql, o->format);
+	int rc = run_sql_to(o, db, &au, sql, NULL);
 	print_stats(&q);
 	sqlite3_close(db);
 	free(sql);
@@ -421,7 +541,7 @@ static int print_catalog(struct opts *o, const char *only)
 		sql = sqlite3_mprintf("SELECT name AS column, sql_type AS type,"
 				      " description FROM c WHERE tbl=%Q"
 				      " ORDER BY pos", only);
-	rc = run_sql(db, NULL, sql, o->format);
+	rc = run_sql(o, db, NULL, sql);
 	sqlite3_free(sql);
 	sqlite3_close(db);
 	return rc;
@@ -729,27 +849,9 @@ static int report_list(struct opts *o)
 		sqlite3_close(db);
 		return EXIT_INTERNAL;
 	}
-	rc = run_sql(db, NULL, "SELECT name AS report, description, params "
-		     "AS parameters FROM r ORDER BY name", o->format);
+	rc = run_sql_to(o, db, NULL, "SELECT name AS report, description, "
+			"params AS parameters FROM r ORDER BY name", NULL);
 	sqlite3_close(db);
-	return rc;
-}
-
-/* Runs report @r with @nkv "KEY=VALUE" parameters (checked): with @raw,
- * the form that reads raw events, where the report has one (the others
- * read raw events already).  Returns an exit status. */
-static int run_report(sqlite3 *db, struct auth *au, const struct gr_report *r,
-		      int raw, enum gr_format fmt, char *const *kv, int nkv)
-{
-	char *body = raw && r->raw_sql ? strdup(r->raw_sql) :
-		     strndup(r->sql, r->sql_len);
-	int rc = EXIT_INTERNAL;
-
-	if (body)
-		rc = run_sql_params(db, au, body, fmt, r, kv, nkv);
-	else
-		gr_cli__error(stderr, rc, "out of memory");
-	free(body);
 	return rc;
 }
 
@@ -774,8 +876,16 @@ static int cmd_report(struct opts *o)
 	struct auth au = { 0 };
 	open_qctx(o, &q);
 	sqlite3 *db = open_db(&q, &au);
-	int rc = run_report(db, &au, &r, o->raw, o->format, o->params,
-			    o->nparams);
+	/* --raw: the form that reads raw events, where the report has one
+	 * (the others read raw events already). */
+	char *body = o->raw && r.raw_sql ? strdup(r.raw_sql) :
+		     strndup(r.sql, r.sql_len);
+	int rc = EXIT_INTERNAL;
+	if (body)
+		rc = run_sql_to(o, db, &au, body, &r);
+	else
+		gr_cli__error(stderr, rc, "out of memory");
+	free(body);
 	print_stats(&q);
 	sqlite3_close(db);
 	free(q.warned);
@@ -791,11 +901,25 @@ struct shell_ctx {
 	struct auth au;
 };
 
+static int terminal_width(void);
+
+/* The shell's output mode @fmt for what it runs next: on a terminal a
+ * table fits its width as for sql (taken again: it may have changed). */
+static struct opts *shell_out(struct shell_ctx *s, enum gr_format fmt)
+{
+	struct opts *o = s->o;
+
+	o->format = o->out.fmt = fmt;
+	o->out.width = fmt == GR_FMT_TABLE && !o->wide &&
+		       isatty(STDOUT_FILENO) ? terminal_width() : 0;
+	return o;
+}
+
 static int shell_sql(void *ctx, const char *sql, enum gr_format fmt)
 {
 	struct shell_ctx *s = ctx;
 
-	return run_sql(s->db, &s->au, sql, fmt);
+	return run_sql(shell_out(s, fmt), s->db, &s->au, sql);
 }
 
 /* @table NULL: the tables; "*": every column; else that table's. */
@@ -806,18 +930,15 @@ static int shell_catalog(void *ctx, const char *table, enum gr_format fmt)
 	if (table && strcmp(table, "*") && gr_table__find(table) < 0)
 		return gr_cli__error(stderr, EXIT_USER, "no table '%s' (.tables "
 				     "lists them)", table);
-	s->o->format = fmt;
-	return print_catalog(s->o, table);
+	return print_catalog(shell_out(s, fmt), table);
 }
 
 static int shell_reports(void *ctx, enum gr_format fmt)
 {
-	struct shell_ctx *s = ctx;
-
-	s->o->format = fmt;
-	return report_list(s->o);
+	return report_list(shell_out(ctx, fmt));
 }
 
+/* As cmd_report, with the parameters of the dot command. */
 static int shell_report(void *ctx, const char *name, char *const *kv, int nkv,
 			enum gr_format fmt)
 {
@@ -830,7 +951,13 @@ static int shell_report(void *ctx, const char *name, char *const *kv, int nkv,
 				     "(.reports lists them)", name);
 	if (gr_report__check_params(&r, kv, nkv, err, sizeof(err)))
 		return gr_cli__error(stderr, EXIT_USER, "%s", err);
-	return run_report(s->db, &s->au, &r, 0, fmt, kv, nkv);
+	char *body = strndup(r.sql, r.sql_len);
+	if (!body)
+		return gr_cli__error(stderr, EXIT_INTERNAL, "out of memory");
+	int rc = run_sql_params(s->db, &s->au, body, &shell_out(s, fmt)->out,
+				stdout, &r, kv, nkv);
+	free(body);
+	return rc;
 }
 
 static int cmd_shell(struct opts *o)
@@ -878,6 +1005,14 @@ static int cmd_export(struct opts *o)
 
 	struct gr_qctx q;
 	open_qctx(o, &q);
+	x.since = q.since;
+	x.until = q.until;
+	x.has_pid = q.has_pid;
+	x.pid = q.pid;
+	x.host = q.host;
+	x.cmdline = o->cmdline;
+	x.ncmdline = o->ncmdline;
+	x.msg = stderr;
 	sqlite3 *db = open_db(&q, NULL);
 	int rc = gr_export__run(&x, db, err, sizeof(err));
 	if (rc && gr_limits__expired() && gr_limits__explain(rc))
@@ -950,23 +1085,42 @@ static void usage(FILE *f)
 		"  --data DIR       a recording directory (repeatable: one per "
 		"host, merged;\n"
 		"                   default " DEFAULT_DATA ")\n"
-		"  --since T        only events at or after T (90s, 15m, 2h, 3d "
-		"ago, or RFC 3339)\n"
+		"  --since T        only events at or after T: 2h, -1h30m (ago), "
+		"today,\n"
+		"                   yesterday, \"2026-11-25 10:00\" (local), "
+		"2026-11-25,\n"
+		"                   2026-11-25T10:00:00Z, @1795611544 "
+		"(systemd.time(7))\n"
 		"  --until T        only events at or before T\n"
 		"  --pid N          only events of process N\n"
 		"  --host NAME      only events recorded on host NAME\n"
-		"  --format F       table, csv, json, jsonl or line (default: "
-		"table on a\n"
+		"  --format F       table, csv, tsv, json, jsonl or line "
+		"(default: table on a\n"
 		"                   terminal, csv otherwise); status and verify: "
 		"text,\n"
 		"                   or one JSON object with json or jsonl; "
 		"export: perfetto,\n"
 		"                   csv, jsonl or sqlite\n"
-		"  -o, --output P   export: the file (csv and jsonl: a directory, "
-		"of TABLE.csv\n"
-		"                   or TABLE.jsonl; a file for one table; - is "
-		"stdout)\n"
-		"  --force          export: replace files that exist; "
+		"  --time-format F  iso, local, ns or s: times and durations "
+		"(ts, *_ts, minute,\n"
+		"                   dur, *_ns columns); default iso (with units) "
+		"for table and\n"
+		"                   line, ns for csv, tsv, json and jsonl\n"
+		"  --local          --time-format local: local time with its "
+		"offset\n"
+		"  --no-header      table, csv, tsv: no header row\n"
+		"  --wide           a table on a terminal: do not cut lines to "
+		"its width\n"
+		"  --no-pager       do not page output on a terminal "
+		"($GPUREC_PAGER, $PAGER,\n"
+		"                   less)\n"
+		"  -o, --output P   sql, report: write the result to P, whole or "
+		"not at all;\n"
+		"                   export: the file (csv and jsonl: a directory, "
+		"of\n"
+		"                   TABLE.csv or TABLE.jsonl; a file for one table); "
+		"- is stdout\n"
+		"  --force          -o: replace a file that exists; "
 		"seal-setup: replace the key\n"
 		"  --interval D     seal-setup: a new sealing key every D "
 		"(default 15m)\n"
@@ -992,6 +1146,15 @@ static void usage(FILE *f)
 		"data), 2 internal\n");
 }
 
+/* Long options with no short form: values above any character. */
+enum {
+	OPT_TIME_FORMAT = 0x7400,
+	OPT_LOCAL,
+	OPT_NO_HEADER,
+	OPT_WIDE,
+	OPT_NO_PAGER,
+};
+
 static const struct option longopts[] = {
 	{ "data", required_argument, NULL, 'd' },
 	{ "since", required_argument, NULL, 's' },
@@ -1010,6 +1173,11 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "verification-key", required_argument, NULL, 'K' },
+	{ "time-format", required_argument, NULL, OPT_TIME_FORMAT },
+	{ "local", no_argument, NULL, OPT_LOCAL },
+	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
+	{ "wide", no_argument, NULL, OPT_WIDE },
+	{ "no-pager", no_argument, NULL, OPT_NO_PAGER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -1049,6 +1217,11 @@ static int take_option(struct opts *o, int c, char **argv)
 	case 'K': o->vkey = optarg; break;
 	case 'T': o->timeout = optarg; break;
 	case 'M': o->max_memory = optarg; break;
+	case OPT_TIME_FORMAT: o->time_format = optarg; break;
+	case OPT_LOCAL: o->local = 1; break;
+	case OPT_NO_HEADER: o->no_header = 1; break;
+	case OPT_WIDE: o->wide = 1; break;
+	case OPT_NO_PAGER: o->no_pager = 1; break;
 	case 'h':
 	case 'V':
 		return c;
@@ -1063,6 +1236,41 @@ static int take_option(struct opts *o, int c, char **argv)
 			 argv[optind - 1]);
 	}
 	return 0;
+}
+
+/* The width a table is cut to on a terminal: $COLUMNS as the shell
+ * keeps it, else the terminal's, else 80. */
+static int terminal_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+	long v;
+
+	if (env && *env) {
+		errno = 0;
+		v = strtol(env, &end, 10);
+		if (!errno && !*end && v > 0 && v < 100000)
+			return (int)v;
+	}
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* The pager for a terminal: $GPUREC_PAGER, else $PAGER, else less; NULL
+ * when the one named is empty or cat (git's rule). */
+static const char *pager_command(void)
+{
+	const char *cmd = getenv("GPUREC_PAGER");
+
+	if (!cmd)
+		cmd = getenv("PAGER");
+	if (!cmd)
+		cmd = "less";
+	if (!*cmd || strcmp(cmd, "cat") == 0)
+		return NULL;
+	return cmd;
 }
 
 /* Checks the options that every command shares and applies them: the
@@ -1085,10 +1293,32 @@ static void settle_options(struct opts *o, int exporting)
 		o->data[o->ndata++] = DEFAULT_DATA;
 	if (o->format_set && !exporting &&
 	    gr_format__parse(o->format_arg, &o->format))
-		die_user("bad --format '%s': expected table, csv, json, jsonl or "
-			 "line", o->format_arg);
+		die_user("bad --format '%s': expected table, csv, tsv, json, "
+			 "jsonl or line", o->format_arg);
+	/* -o FILE is no terminal: its default is csv, as for a pipe */
+	int to_file = o->output && strcmp(o->output, "-") != 0;
+	int tty = !to_file && isatty(STDOUT_FILENO);
 	if (!o->format_set)
-		o->format = isatty(STDOUT_FILENO) ? GR_FMT_TABLE : GR_FMT_CSV;
+		o->format = tty ? GR_FMT_TABLE : GR_FMT_CSV;
+	o->out.fmt = o->format;
+	if (o->time_format &&
+	    gr_time_format__parse(o->time_format, &o->out.time))
+		die_user("bad --time-format '%s': expected iso, local, ns or s",
+			 o->time_format);
+	if (o->local && o->time_format && o->out.time != GR_TIME_LOCAL)
+		die_user("--local is --time-format local: not with "
+			 "--time-format %s", o->time_format);
+	if (o->local)
+		o->out.time = GR_TIME_LOCAL;
+	if (o->no_header && !exporting && o->format != GR_FMT_TABLE &&
+	    o->format != GR_FMT_CSV && o->format != GR_FMT_TSV)
+		die_user("--no-header applies to table, csv and tsv, not %s",
+			 gr_format__name(o->format));
+	o->out.no_header = o->no_header;
+	if (tty && o->format == GR_FMT_TABLE && !o->wide)
+		o->out.width = terminal_width();
+	if (tty && !o->no_pager)
+		pager.cmd = pager_command();
 }
 
 /* Refuses an option given to a command it does not apply to. */
@@ -1099,10 +1329,26 @@ static void check_applies(const struct opts *o, const char *name)
 
 	if (o->vkey && strcmp(name, "verify") != 0)
 		die_user("--verification-key applies to verify only");
-	if (!exporting && o->output)
-		die_user("-o applies to export only");
-	if (!exporting && !sealing && o->force)
-		die_user("--force applies to export and seal-setup only");
+	int printing = !strcmp(name, "sql") || !strcmp(name, "report") ||
+		       !strcmp(name, "tables") || !strcmp(name, "schema") ||
+		       !strcmp(name, "shell");
+	int to_file = !strcmp(name, "sql") || !strcmp(name, "report");
+
+	if (!exporting && !to_file && o->output)
+		die_user("-o applies to sql, report and export only");
+	if (!exporting && !sealing && !to_file && o->force)
+		die_user("--force applies to sql -o, report -o, export and "
+			 "seal-setup only");
+	if (!printing && (o->time_format || o->local || o->no_header ||
+			  o->wide))
+		die_user("--%s applies to sql, report, tables, schema and shell "
+			 "only",
+			 o->time_format ? "time-format" : o->local ? "local" :
+			 o->no_header ? "no-header" : "wide");
+	/* Status and verify write text of their own; only row output pages,
+	 * and not the shell's: a pager would hold its stdout to the end. */
+	if (!printing || !strcmp(name, "shell"))
+		pager.cmd = NULL;
 	if (!sealing && o->interval)
 		die_user("--interval applies to seal-setup only");
 }
@@ -1111,6 +1357,7 @@ static void opts_free(struct opts *o)
 {
 	free(o->data);
 	free(o->params);
+	free(o->cmdline);
 }
 
 int main(int argc, char **argv)
@@ -1121,8 +1368,11 @@ int main(int argc, char **argv)
 
 	o.data = calloc((size_t)argc + 1, sizeof(char *));
 	o.params = calloc((size_t)argc + 1, sizeof(char *));
-	if (!o.data || !o.params)
+	o.cmdline = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o.data || !o.params || !o.cmdline)
 		return EXIT_INTERNAL;
+	memcpy(o.cmdline, argv, (size_t)argc * sizeof(char *));
+	o.ncmdline = argc;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vho:", longopts, NULL)) != -1) {
 		if (take_option(&o, c, argv) == 'V') {

@@ -1,10 +1,19 @@
-/* output.c - print a statement's rows as table, CSV, JSON, JSONL or lines.
+/* output.c - print a statement's rows as table, CSV, TSV, JSON, JSONL or
+ * lines.
  *
  * Every row is rendered into a growable byte buffer and written with one
  * fwrite(), so a row is either printed whole or not at all and write
- * errors are seen where they happen.  The table format alone must see all
- * rows before printing (column widths), so it renders cells into one
- * arena plus an array of cell records and prints at the end.
+ * errors are seen where they happen.  The table format needs column
+ * widths before its first line: it renders the first
+ * GR_TABLE_SIZING_ROWS rows' cells into one arena plus an array of cell
+ * records, sizes the columns from them, prints them, and then prints each
+ * later row as it comes, widening a column for a wider value from that
+ * row on and never reflowing what is printed.  So memory stays flat however
+ * many rows a query returns (a buffered table of 200k rows took 194 MB).
+ *
+ * Times and durations (query/timefmt.h: by column name and value type)
+ * are written as the time format says: ISO 8601 and units for a person,
+ * by default in table and line; ns as recorded in the data formats.
  *
  * Text is treated as UTF-8 and decoded with the "maximal subpart" rule of
  * Unicode chapter 3, so one bad sequence becomes one replacement: U+FFFD
@@ -29,6 +38,7 @@ static const char *const fmt_names[] = {
 	[GR_FMT_JSON] = "json",
 	[GR_FMT_JSONL] = "jsonl",
 	[GR_FMT_LINE] = "line",
+	[GR_FMT_TSV] = "tsv",
 };
 
 #define N_FORMATS (sizeof(fmt_names) / sizeof(fmt_names[0]))
@@ -287,6 +297,26 @@ static void sb_csv(struct sbuf *b, const char *s, size_t n)
 	sb_putc(b, '"');
 }
 
+/* Appends a TSV field: tab, newline, carriage return and backslash as
+ * \t \n \r \\, so every row is one line and every field splits at tabs. */
+static void sb_tsv(struct sbuf *b, const char *s, size_t n)
+{
+	size_t i, start = 0;
+
+	for (i = 0; i < n; i++) {
+		char esc = s[i] == '\t' ? 't' : s[i] == '\n' ? 'n' :
+			   s[i] == '\r' ? 'r' : s[i] == '\\' ? '\\' : 0;
+
+		if (!esc)
+			continue;
+		sb_put(b, s + start, i - start);
+		sb_putc(b, '\\');
+		sb_putc(b, esc);
+		start = i + 1;
+	}
+	sb_put(b, s + start, n - start);
+}
+
 /* Appends a REAL as the shortest JSON number that reads back to the same
  * double, or null for NaN and the infinities. */
 static void sb_json_real(struct sbuf *b, double v)
@@ -309,6 +339,9 @@ static void sb_json_real(struct sbuf *b, double v)
 struct out {
 	sqlite3_stmt *st;
 	enum gr_format fmt;
+	enum gr_time_format time; /* resolved: never GR_TIME_DEFAULT */
+	int no_header;
+	size_t fit;		/* table: cut lines to this width; 0: never */
 	FILE *f;
 	int ncol;
 	size_t nrows;
@@ -319,10 +352,13 @@ struct out {
 	struct sbuf names;
 	size_t *name_off, *name_len, *name_width;
 	size_t name_max;
-	/* table: rendered cells of every row, header first */
+	enum gr_col_kind *kinds;	/* per column: time, duration, plain */
+	/* table: rendered cells of the rows not yet printed */
 	struct sbuf arena;
 	struct cell *cells;
 	size_t ncells, cellcap;
+	size_t *width;		/* table: column widths, once sized */
+	int sized;		/* header printed, rows stream */
 };
 
 struct cell {
@@ -383,7 +419,8 @@ static int prep_names(struct out *o)
 	o->name_off = calloc((size_t)o->ncol, sizeof(size_t));
 	o->name_len = calloc((size_t)o->ncol, sizeof(size_t));
 	o->name_width = calloc((size_t)o->ncol, sizeof(size_t));
-	if (!o->name_off || !o->name_len || !o->name_width)
+	o->kinds = calloc((size_t)o->ncol, sizeof(*o->kinds));
+	if (!o->name_off || !o->name_len || !o->name_width || !o->kinds)
 		return fail_nomem(o);
 	for (i = 0; i < o->ncol; i++) {
 		const char *name = sqlite3_column_name(o->st, i);
@@ -393,6 +430,7 @@ static int prep_names(struct out *o)
 			name = "";
 		n = strlen(name);
 
+		o->kinds[i] = gr_col_kind__of(name);
 		o->name_off[i] = o->names.len;
 		switch (o->fmt) {
 		case GR_FMT_JSON:
@@ -401,6 +439,9 @@ static int prep_names(struct out *o)
 			break;
 		case GR_FMT_CSV:
 			sb_csv(&o->names, name, n);
+			break;
+		case GR_FMT_TSV:
+			sb_tsv(&o->names, name, n);
 			break;
 		default:
 			o->name_width[i] = sb_display(&o->names,
@@ -421,16 +462,64 @@ static const char *name_of(struct out *o, int i)
 	return o->names.p ? o->names.p + o->name_off[i] : "";
 }
 
+/* What timed() wrote. */
+enum timed {
+	TIMED_NO,	/* a plain value: the caller writes it as it is */
+	TIMED_TEXT,	/* text: ISO 8601, or a duration with its unit */
+	TIMED_NUMBER,	/* a number: seconds */
+};
+
+/* Writes column @i of the current row into @buf as the time format says,
+ * if it is a time (an INTEGER) or a duration (an INTEGER or REAL, rounded
+ * to the ns).  Returns what it wrote. */
+static enum timed timed(struct out *o, int i, char *buf, size_t len)
+{
+	enum gr_col_kind kind = o->kinds[i];
+	int type;
+	int64_t ns;
+
+	if (kind == GR_COL_PLAIN || o->time == GR_TIME_NS)
+		return TIMED_NO;
+	type = sqlite3_column_type(o->st, i);
+	if (type == SQLITE_INTEGER) {
+		ns = sqlite3_column_int64(o->st, i);
+	} else if (type == SQLITE_FLOAT && kind == GR_COL_DURATION) {
+		double d = sqlite3_column_double(o->st, i);
+
+		if (!(d > -9.2e18 && d < 9.2e18))
+			return TIMED_NO;	/* NaN, or no int64 ns */
+		ns = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+	} else {
+		return TIMED_NO;
+	}
+	if (o->time == GR_TIME_S) {
+		gr_timefmt__secs(ns, buf, len);
+		return TIMED_NUMBER;
+	}
+	if (kind == GR_COL_TIME)
+		gr_timefmt__iso(ns, o->time == GR_TIME_LOCAL, buf, len);
+	else
+		gr_timefmt__dur(ns, buf, len);
+	return TIMED_TEXT;
+}
+
 /* Appends column @i of the current row for a text format (table, line):
- * numbers in SQLite's own rendering, text escaped, blobs as hex, NULL as
- * nothing.  Returns the display width; *num is set for numbers. */
+ * numbers in SQLite's own rendering, times and durations as the time
+ * format says, text escaped, blobs as hex, NULL as nothing.  Returns the
+ * display width; *num is set for numbers and durations (right-aligned). */
 static size_t put_display(struct out *o, struct sbuf *b, int i, int *num)
 {
 	int type = sqlite3_column_type(o->st, i);
 	const unsigned char *s;
 	size_t n, len0 = b->len;
+	char tbuf[GR_TIMEFMT_BUF];
+	enum timed t = timed(o, i, tbuf, sizeof(tbuf));
 
 	*num = 0;
+	if (t != TIMED_NO) {
+		*num = t == TIMED_NUMBER || o->kinds[i] == GR_COL_DURATION;
+		return sb_display(b, (const unsigned char *)tbuf, strlen(tbuf));
+	}
 	switch (type) {
 	case SQLITE_NULL:
 		return 0;
@@ -465,8 +554,18 @@ static void put_json(struct out *o, struct sbuf *b, int i)
 {
 	const unsigned char *s;
 	size_t n;
-	char num[32];
+	char num[32], tbuf[GR_TIMEFMT_BUF];
 
+	switch (timed(o, i, tbuf, sizeof(tbuf))) {
+	case TIMED_TEXT:
+		sb_json_str(b, (const unsigned char *)tbuf, strlen(tbuf));
+		return;
+	case TIMED_NUMBER:
+		sb_puts(b, tbuf);
+		return;
+	case TIMED_NO:
+		break;
+	}
 	switch (sqlite3_column_type(o->st, i)) {
 	case SQLITE_NULL:
 		sb_puts(b, "null");
@@ -498,12 +597,18 @@ static void put_json(struct out *o, struct sbuf *b, int i)
 	}
 }
 
-/* Appends column @i of the current row as a CSV field. */
-static void put_csv(struct out *o, struct sbuf *b, int i)
+/* Appends column @i of the current row as a CSV field, or with @tsv a
+ * TSV one. */
+static void put_csv(struct out *o, struct sbuf *b, int i, int tsv)
 {
 	const unsigned char *s;
 	size_t n;
+	char tbuf[GR_TIMEFMT_BUF];
 
+	if (timed(o, i, tbuf, sizeof(tbuf)) != TIMED_NO) {
+		sb_puts(b, tbuf);	/* nothing in it to quote or escape */
+		return;
+	}
 	switch (sqlite3_column_type(o->st, i)) {
 	case SQLITE_NULL:
 		break;
@@ -518,22 +623,28 @@ static void put_csv(struct out *o, struct sbuf *b, int i)
 			b->oom = 1;
 			break;
 		}
-		sb_csv(b, (const char *)s, n);
+		if (tsv)
+			sb_tsv(b, (const char *)s, n);
+		else
+			sb_csv(b, (const char *)s, n);
 		break;
 	}
 }
 
-/* Renders the CSV header row into the row buffer. */
+/* Renders the CSV or TSV header row into the row buffer, unless
+ * --no-header. */
 static void csv_header(struct out *o)
 {
-	int i;
+	int tsv = o->fmt == GR_FMT_TSV;
 
-	for (i = 0; i < o->ncol; i++) {
+	if (o->no_header)
+		return;
+	for (int i = 0; i < o->ncol; i++) {
 		if (i)
-			sb_putc(&o->row, ',');
+			sb_putc(&o->row, tsv ? '\t' : ',');
 		sb_put(&o->row, name_of(o, i), o->name_len[i]);
 	}
-	sb_put(&o->row, "\r\n", 2);
+	sb_puts(&o->row, tsv ? "\n" : "\r\n");
 }
 
 static void row_json(struct out *o)
@@ -561,15 +672,19 @@ static int print_row(struct out *o)
 
 	switch (o->fmt) {
 	case GR_FMT_CSV:
+	case GR_FMT_TSV: {
+		int tsv = o->fmt == GR_FMT_TSV;
+
 		if (o->nrows == 0)
 			csv_header(o);
 		for (i = 0; i < o->ncol; i++) {
 			if (i)
-				sb_putc(b, ',');
-			put_csv(o, b, i);
+				sb_putc(b, tsv ? '\t' : ',');
+			put_csv(o, b, i, tsv);
 		}
-		sb_put(b, "\r\n", 2);
+		sb_puts(b, tsv ? "\n" : "\r\n");
 		break;
+	}
 	case GR_FMT_JSON:
 		sb_puts(b, o->nrows ? ",\n" : "[");
 		row_json(o);
@@ -653,28 +768,96 @@ static void table_cell(struct sbuf *b, const char *p, size_t len,
 		sb_fill(b, ' ', width - cw);
 }
 
-/* Prints the buffered table.  Returns 0 on success, else the failure. */
-static int print_table(struct out *o)
+/* Ends the table line in the row buffer: cuts its trailing padding at
+ * @end, fits it to o->fit columns (the cut marked with "…"), adds the
+ * newline and writes it.  Every byte in a line is printable by now
+ * (sb_display escaped the rest), so a column is a code point.  Returns 0
+ * on success, else the failure recorded. */
+static int table_line(struct out *o, size_t end)
 {
-	size_t ncol = (size_t)o->ncol, *width, r, c;
+	struct sbuf *b = &o->row;
+
+	if (!b->oom)
+		b->len = end;	/* no trailing padding */
+	if (o->fit && !b->oom) {
+		size_t i = 0, cols = 0, cut = 0;
+
+		while (i < b->len) {
+			uint32_t cp;
+
+			if (cols == o->fit - 1)
+				cut = i;
+			i += utf8_next((const unsigned char *)b->p + i,
+				       b->len - i, &cp);
+			cols++;
+		}
+		if (cols > o->fit) {
+			b->len = cut;
+			sb_puts(b, "\xe2\x80\xa6");	/* … */
+		}
+	}
+	sb_putc(b, '\n');
+	return emit_row(o);
+}
+
+/* Prints the buffered cells as rows with the column widths, widening a
+ * column where a cell is wider, and empties the buffer.  Returns 0 on
+ * success, else the failure. */
+static int table_rows(struct out *o)
+{
+	size_t ncol = (size_t)o->ncol, r, c;
+	int rc = 0;
+
+	for (r = 0; r < o->ncells / ncol && !rc; r++) {
+		struct cell *row = &o->cells[r * ncol];
+		struct sbuf *b = &o->row;
+		size_t end = 0;
+
+		for (c = 0; c < ncol; c++)
+			if (row[c].width > o->width[c])
+				o->width[c] = row[c].width;
+		for (c = 0; c < ncol; c++) {
+			const char *text = "";
+
+			if (c)
+				sb_put(b, "  ", 2);
+			if (row[c].len)
+				text = o->arena.p + row[c].off;
+			table_cell(b, text, row[c].len, row[c].width,
+				   o->width[c], row[c].num, &end);
+		}
+		rc = table_line(o, end);
+	}
+	o->ncells = 0;
+	o->arena.len = 0;
+	return rc;
+}
+
+/* Sizes the columns from the rows buffered so far, prints the header
+ * and those rows; later rows stream through table_rows().  Returns 0 on
+ * success, else the failure. */
+static int table_start(struct out *o)
+{
+	size_t ncol = (size_t)o->ncol, r, c;
 	int *right, rc = 0;
 
-	width = calloc(ncol, sizeof(*width));
+	o->sized = 1;
+	o->width = calloc(ncol, sizeof(*o->width));
 	right = calloc(ncol, sizeof(*right));
-	if (!width || !right) {
-		rc = fail_nomem(o);
-		goto out;
+	if (!o->width || !right) {
+		free(right);
+		return fail_nomem(o);
 	}
 	/* a column whose values are all numbers gets a right-aligned header */
 	for (c = 0; c < ncol; c++) {
 		int seen = 0, all = 1;
 
-		width[c] = o->name_width[c];
+		o->width[c] = o->no_header ? 0 : o->name_width[c];
 		for (r = 0; r < o->nrows; r++) {
 			struct cell *cell = &o->cells[r * ncol + c];
 
-			if (cell->width > width[c])
-				width[c] = cell->width;
+			if (cell->width > o->width[c])
+				o->width[c] = cell->width;
 			if (!cell->null) {
 				seen = 1;
 				all &= cell->num;
@@ -682,8 +865,7 @@ static int print_table(struct out *o)
 		}
 		right[c] = seen && all;
 	}
-
-	for (r = 0; r < o->nrows + 2 && !rc; r++) {
+	for (r = 0; r < 2 && !o->no_header && !rc; r++) {
 		struct sbuf *b = &o->row;
 		size_t end = 0;
 
@@ -693,37 +875,46 @@ static int print_table(struct out *o)
 			if (r == 0) {
 				table_cell(b, name_of(o, (int)c),
 					   o->name_len[c], o->name_width[c],
-					   width[c], right[c], &end);
-			} else if (r == 1) {
-				sb_fill(b, '-', width[c]);
-				if (width[c])
-					end = b->len;
+					   o->width[c], right[c], &end);
 			} else {
-				struct cell *cell;
-				const char *text = "";
-
-				cell = &o->cells[(r - 2) * ncol + c];
-				if (cell->len)
-					text = o->arena.p + cell->off;
-				table_cell(b, text, cell->len, cell->width,
-					   width[c], cell->num, &end);
+				sb_fill(b, '-', o->width[c]);
+				if (o->width[c])
+					end = b->len;
 			}
 		}
-		if (!b->oom)
-			b->len = end;	/* no trailing padding */
-		sb_putc(b, '\n');
-		rc = emit_row(o);
+		rc = table_line(o, end);
 	}
-out:
-	free(width);
 	free(right);
-	return rc;
+	return rc ? rc : table_rows(o);
+}
+
+/* Takes the current row into the table: buffered while the columns are
+ * being sized, printed at once after.  Returns 0, else the failure. */
+static int table_row(struct out *o)
+{
+	if (buffer_row(o))
+		return o->rc;
+	if (o->sized)
+		return table_rows(o);
+	if (o->nrows == GR_TABLE_SIZING_ROWS)
+		return table_start(o);
+	return 0;
 }
 
 int gr_output__run(sqlite3_stmt *stmt, enum gr_format fmt, FILE *out,
 		   char **errmsg)
 {
-	struct out o = { .st = stmt, .fmt = fmt, .f = out };
+	struct gr_output_opts opts = { .fmt = fmt };
+
+	return gr_output__run_opts(stmt, &opts, out, errmsg);
+}
+
+int gr_output__run_opts(sqlite3_stmt *stmt, const struct gr_output_opts *opts,
+			FILE *out, char **errmsg)
+{
+	enum gr_format fmt = opts->fmt;
+	struct out o = { .st = stmt, .fmt = fmt, .f = out, .time = opts->time,
+			 .no_header = opts->no_header };
 
 	if (errmsg)
 		*errmsg = NULL;
@@ -731,6 +922,12 @@ int gr_output__run(sqlite3_stmt *stmt, enum gr_format fmt, FILE *out,
 		fail(&o, SQLITE_MISUSE, "%s", "unknown output format");
 		goto done;
 	}
+	if (o.time == GR_TIME_DEFAULT)
+		o.time = fmt == GR_FMT_TABLE || fmt == GR_FMT_LINE ?
+			 GR_TIME_ISO : GR_TIME_NS;
+	/* a line narrower than "x…" cannot show what was cut */
+	if (fmt == GR_FMT_TABLE && opts->width > 0)
+		o.fit = opts->width < 2 ? 2 : (size_t)opts->width;
 	o.ncol = sqlite3_column_count(stmt);
 	if (o.ncol > 0 && prep_names(&o))
 		goto done;
@@ -747,7 +944,7 @@ int gr_output__run(sqlite3_stmt *stmt, enum gr_format fmt, FILE *out,
 		}
 		if (o.ncol == 0)
 			continue;
-		if (fmt == GR_FMT_TABLE ? buffer_row(&o) : print_row(&o))
+		if (fmt == GR_FMT_TABLE ? table_row(&o) : print_row(&o))
 			goto done;
 	}
 	if (o.ncol == 0)
@@ -755,12 +952,14 @@ int gr_output__run(sqlite3_stmt *stmt, enum gr_format fmt, FILE *out,
 
 	switch (fmt) {
 	case GR_FMT_TABLE:
-		print_table(&o);
+		if (!o.sized)
+			table_start(&o);
 		break;
 	case GR_FMT_JSON:
 		emit(&o, o.nrows ? "]\n" : "[]\n", o.nrows ? 2 : 3);
 		break;
 	case GR_FMT_CSV:
+	case GR_FMT_TSV:
 		if (o.nrows == 0) {	/* header only */
 			csv_header(&o);
 			emit_row(&o);
@@ -782,8 +981,10 @@ done:
 	free(o.name_off);
 	free(o.name_len);
 	free(o.name_width);
+	free(o.kinds);
 	free(o.arena.p);
 	free(o.cells);
+	free(o.width);
 	if (o.rc != SQLITE_OK && errmsg)
 		*errmsg = o.msg;
 	else

@@ -1,9 +1,10 @@
-/* output.h - result printers for `gpurec sql`.
+/* output.h - result printers for `gpurec sql` and `gpurec report`.
  *
  * One entry point steps a prepared statement to the end and prints every
  * row in the chosen format, so the command owns neither layout nor
  * escaping.  The statement stays the caller's: it is stepped, never reset
- * or finalized.
+ * or finalized.  Times and durations (query/timefmt.h) are written as the
+ * options' time format says.
  */
 #ifndef GR_QUERY_OUTPUT_H
 #define GR_QUERY_OUTPUT_H
@@ -13,16 +14,29 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
+#include "query/timefmt.h"
+
 enum gr_format {
 	GR_FMT_TABLE,	/* aligned columns for a terminal */
 	GR_FMT_CSV,	/* RFC 4180, CRLF line ends, header row */
 	GR_FMT_JSON,	/* one array of objects, one object per line */
 	GR_FMT_JSONL,	/* one object per line, no array */
 	GR_FMT_LINE,	/* "name = value" lines, blank line between rows */
+	GR_FMT_TSV,	/* tab-separated, header row, \t \n \r \\ escaped */
 };
 
-/* Looks up a format by name ("table", "csv", "json", "jsonl", "line";
- * case-insensitive).  Returns 0 on success, -EINVAL for an unknown name. */
+/* How gr_output__run_opts() prints. */
+struct gr_output_opts {
+	enum gr_format fmt;
+	enum gr_time_format time; /* GR_TIME_DEFAULT: iso for table and
+				   * line, ns for the data formats */
+	int no_header;		/* table, csv, tsv: no header row */
+	int width;		/* table: > 0 cuts each line to this many
+				 * columns, the last one ending in "…" */
+};
+
+/* Looks up a format by name ("table", "csv", "json", "jsonl", "line",
+ * "tsv"; case-insensitive).  Returns 0 on success, -EINVAL for an unknown name. */
 int gr_format__parse(const char *name, enum gr_format *out);
 
 /* Returns the name of @f as accepted by gr_format__parse(), or NULL for a
@@ -34,10 +48,19 @@ const char *gr_format__name(enum gr_format f);
  * sqlite3_step() (or SQLITE_NOMEM, or SQLITE_IOERR when writing @out
  * fails, or SQLITE_MISUSE for a bad @fmt) and, if @errmsg is not NULL,
  * sets *errmsg to a malloc'd message for the caller to free(); *errmsg is
- * NULL on success.  Streaming formats keep the rows printed before an
- * error (a JSON array is then left unclosed); table prints nothing. */
+ * NULL on success.  The rows printed before an error stay printed (a
+ * JSON array is then left unclosed; a table prints nothing when the
+ * error comes within the rows it sizes its columns from). */
 int gr_output__run(sqlite3_stmt *stmt, enum gr_format fmt, FILE *out,
 		   char **errmsg);
+
+/* gr_output__run() with every option; @opts->fmt is the format. */
+int gr_output__run_opts(sqlite3_stmt *stmt, const struct gr_output_opts *opts,
+			FILE *out, char **errmsg);
+
+/* Rows a table sizes its columns from before it starts printing; a wider
+ * value later widens its column from that row on. */
+#define GR_TABLE_SIZING_ROWS 200
 
 /* ---- one JSON document ------------------------------------------------- */
 

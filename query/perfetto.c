@@ -2,15 +2,27 @@
  * Chrome/Perfetto JSON trace.
  *
  * It streams one JSON object per event in the Trace Event Format
- * (what ui.perfetto.dev and chrome://tracing open) and keeps in memory
- * only what names the tracks: an entry per thread, process and block I/O
- * lane.  Times are µs with three decimals: Perfetto parses the digits
- * exactly, where a double could not hold epoch µs to the nanosecond.  The
- * rest follows from the viewers' rules:
+ * (what ui.perfetto.dev, chrome://tracing and Chrome DevTools open) and
+ * keeps in memory only what names the tracks, an entry per thread,
+ * process and block I/O lane, and the ends of the slices open on each
+ * thread.  The rest follows from the readers' rules:
+ *  - Times are µs after the trace's start (its first event), written as
+ *    fixed decimals with three places.  Perfetto parses the digits
+ *    exactly, but DevTools parses doubles: µs since the epoch need 19
+ *    digits and would lose up to 0.25 µs, enough to unnest slices, where
+ *    µs since the start keep every ns for about 100 days.  The start
+ *    itself goes in otherData after the events (it is known once the
+ *    first is written), ns since the epoch as a string.
+ *  - Every event has ph, cat, name and ts (metadata too: DevTools' trace
+ *    model parses each event's categories and fails on none).
  *  - Complete ("X") events of one thread must nest, or Perfetto drops
  *    them.  A thread's calls, syscalls, off-CPU intervals and run-queue
- *    waits nest (a thread does one thing at a time, and all are timed on
- *    one clock), so they go on the thread.  Block requests do not: many
+ *    waits nearly do (a thread does one thing at a time), but different
+ *    probes time them: an off-CPU interval may end after the syscall it
+ *    waited in.  So the tables are read merged in ts order, the longest
+ *    first at one ts, and each slice is cut to end by the end of the
+ *    slice open around it (pf_nest), its recorded dur kept in args.
+ *    Block requests do not nest at all: many
  *    are in flight at once, and a request outlives the syscall that issued
  *    it.  They go on lanes (pseudo-threads) of their process or, with no
  *    process (writeback, readahead), of a "block devices" process per
@@ -39,6 +51,7 @@
 #include <string.h>
 
 #include "common/hmap.h"
+#include "common/version.h"
 #include "common/vec.h"
 #include "query/cli.h"
 #include "query/output.h"
@@ -71,6 +84,7 @@ struct pf_thread {
 	int64_t pid, tid;	/* as written: the host's offset applied */
 	char *name;		/* the thread's last comm, or the lane's */
 	uint32_t proc;		/* index of its process */
+	GR_VEC(int64_t) open;	/* ends of the slices open, outermost first */
 };
 
 struct pf_proc {
@@ -109,7 +123,10 @@ struct pf_cols {
  * read, any int64, is first interned into a 32-bit id (pf_intern). */
 struct pf {
 	FILE *f;
+	struct gr_export_progress *prog; /* rows counted, tables done */
 	uint64_t nevents;	/* events written so far */
+	int64_t start;		/* ts of the first event: times are after it */
+	int started;		/* the first event is written */
 	GR_VEC(struct pf_host) hosts;
 	int last_host;		/* index of the host last looked up, or -1 */
 	struct gr_hmap ids;	/* pid or tid as read -> id + 1 */
@@ -478,8 +495,11 @@ static void pf_name(struct pf *p, sqlite3_stmt *st, const struct pf_cols *c,
 	pf_str(p->f, table);
 }
 
-/* Writes "args": the event's columns that are not NULL. */
-static void pf_args(struct pf *p, sqlite3_stmt *st, const struct pf_cols *c)
+/* Writes "args": the event's columns that are not NULL, and the
+ * recorded duration in ns as recorded_dur when the slice was cut to
+ * nest (@recorded >= 0). */
+static void pf_args(struct pf *p, sqlite3_stmt *st, const struct pf_cols *c,
+		    int64_t recorded)
 {
 	static const char hex[] = "0123456789abcdef";
 	FILE *f = p->f;
@@ -521,6 +541,11 @@ static void pf_args(struct pf *p, sqlite3_stmt *st, const struct pf_cols *c)
 			putc_unlocked('"', f);
 			break;
 		}
+	}
+	if (recorded >= 0) {
+		fputs_unlocked(first ? "\"recorded_dur\":" :
+			       ",\"recorded_dur\":", f);
+		pf_int(f, recorded);
 	}
 	fputs_unlocked("}}", f);
 }
@@ -567,6 +592,31 @@ static const char *col_text(sqlite3_stmt *st, int col)
 	return col < 0 ? NULL : (const char *)sqlite3_column_text(st, col);
 }
 
+/* Fits the slice [@ts, @ts + *@dur) of track @th into the slices open
+ * on it (rows come in ts order, the longest first at one ts): those
+ * that ended by @ts are closed, and one still open that ends before the
+ * slice does cuts the slice at its own end, so that every slice nests in
+ * the one it starts in.  That happens when a call and the off-CPU
+ * interval in it are timed by different probes (an `offcpu D` ending
+ * microseconds after the pwrite64 it waited in).  Returns 1 when it cut
+ * *@dur, 0 when not, -ENOMEM. */
+static int pf_nest(struct pf_thread *th, int64_t ts, int64_t *dur)
+{
+	int cut = 0;
+	int64_t *end;
+
+	while (th->open.n && th->open.v[th->open.n - 1] <= ts)
+		th->open.n--;
+	if (th->open.n && ts + *dur > th->open.v[th->open.n - 1]) {
+		*dur = th->open.v[th->open.n - 1] - ts;
+		cut = 1;
+	}
+	if (!(end = gr_vec__push(&th->open)))
+		return -ENOMEM;
+	*end = ts + *dur;
+	return cut;
+}
+
 /* Writes one row of table @tab as an event.  Returns 0 or -ENOMEM. */
 static int pf_row(struct pf *p, sqlite3_stmt *st, const struct gr_table *tab,
 		  const struct pf_cols *c)
@@ -577,19 +627,25 @@ static int pf_row(struct pf *p, sqlite3_stmt *st, const struct gr_table *tab,
 	int64_t pid = col_int(st, c->pid, 0);
 	int has_pid = c->pid >= 0 &&
 		      sqlite3_column_type(st, c->pid) != SQLITE_NULL;
+	int64_t recorded = -1;
 	uint32_t t;
 	int rc;
 
 	if (h < 0)
 		return -ENOMEM;
+	/* Rows come in ts order: the first is the trace's start. */
+	if (!p->started) {
+		p->start = ts;
+		p->started = 1;
+	}
 	if (strcmp(tab->name, "drops") == 0) {
 		/* Lost data is no thread's: a global instant. */
 		pf_begin(p, "i");
 		fputs_unlocked(",\"s\":\"g\",\"cat\":\"drops\"", p->f);
 		pf_name(p, st, c, tab->name);
 		pf_key(p->f, "ts");
-		pf_us(p->f, ts);
-		pf_args(p, st, c);
+		pf_us(p->f, ts - p->start);
+		pf_args(p, st, c, -1);
 		return 0;
 	}
 	if (strcmp(tab->name, "block_io") == 0) {
@@ -602,9 +658,16 @@ static int pf_row(struct pf *p, sqlite3_stmt *st, const struct gr_table *tab,
 		if (!rc && has_pid && comm)
 			rc = pf_proc_comm(p, p->threads.v[t].proc,
 					  col_int(st, c->tid, -1) == pid, comm);
-	} else
+	} else {
 		rc = pf_thread(p, h, pid, col_int(st, c->tid, pid),
 			       col_text(st, c->comm), &t);
+		if (!rc)
+			rc = pf_nest(&p->threads.v[t], ts, &dur);
+		if (rc == 1) {
+			recorded = col_int(st, c->dur, 0);
+			rc = 0;
+		}
+	}
 	if (rc)
 		return rc;
 	pf_begin(p, "X");
@@ -616,10 +679,10 @@ static int pf_row(struct pf *p, sqlite3_stmt *st, const struct gr_table *tab,
 	pf_key(p->f, "tid");
 	pf_int(p->f, p->threads.v[t].tid);
 	pf_key(p->f, "ts");
-	pf_us(p->f, ts);
+	pf_us(p->f, ts - p->start);
 	pf_key(p->f, "dur");
 	pf_us(p->f, dur);
-	pf_args(p, st, c);
+	pf_args(p, st, c, recorded);
 	return 0;
 }
 
@@ -649,9 +712,11 @@ static char *pf_query(const struct gr_export *x, sqlite3 *db, int t)
 	}
 	if (n)
 		sqlite3_str_appendall(s, ")");
-	/* Lanes are given in time order. */
-	if (t == GR_T_block_io)
-		sqlite3_str_appendall(s, " ORDER BY ts");
+	/* In time order, the longest first at one time: an enclosing slice
+	 * comes before those it holds (pf_nest), a block request finds the
+	 * lanes free at its start. */
+	sqlite3_str_appendall(s, gr_table__col(&gr_tables[t], "dur") >= 0 ?
+			      " ORDER BY ts, dur DESC" : " ORDER BY ts");
 	return sqlite3_str_finish(s);
 }
 
@@ -729,7 +794,8 @@ static void pf_names(struct pf *p)
 		if (!pr->used)
 			continue;
 		pf_begin(p, "M");
-		fputs_unlocked(",\"name\":\"process_name\",\"pid\":", f);
+		fputs_unlocked(",\"cat\":\"__metadata\",\"name\":"
+			       "\"process_name\",\"ts\":0,\"pid\":", f);
 		pf_int(f, pr->pid);
 		fputs_unlocked(",\"args\":{\"name\":\"", f);
 		if (name)
@@ -750,7 +816,8 @@ static void pf_names(struct pf *p)
 		struct pf_thread *th = &p->threads.v[i];
 
 		pf_begin(p, "M");
-		fputs_unlocked(",\"name\":\"thread_name\",\"pid\":", f);
+		fputs_unlocked(",\"cat\":\"__metadata\",\"name\":"
+			       "\"thread_name\",\"ts\":0,\"pid\":", f);
 		pf_int(f, th->pid);
 		pf_key(f, "tid");
 		pf_int(f, th->tid);
@@ -773,8 +840,10 @@ static void pf_free(struct pf *p)
 		free(p->procs.v[i].main_comm);
 		free(p->procs.v[i].any_comm);
 	}
-	for (uint32_t i = 0; i < p->threads.n; i++)
+	for (uint32_t i = 0; i < p->threads.n; i++) {
 		free(p->threads.v[i].name);
+		gr_vec__free(&p->threads.v[i].open);
+	}
 	for (uint32_t i = 0; i < p->groups.n; i++) {
 		free(p->groups.v[i].label);
 		gr_vec__free(&p->groups.v[i].lanes);
@@ -792,11 +861,117 @@ static void pf_free(struct pf *p)
 	gr_hmap__free(&p->group_map);
 }
 
+/* One table being read: its statement and the row it is at. */
+struct pf_src {
+	sqlite3_stmt *st;
+	const struct gr_table *tab;
+	struct pf_cols c;
+	int64_t ts, dur;	/* the current row's */
+	int live;		/* a row is current */
+};
+
+/* Steps @s to its next row.  Returns 0, or 2 with @err set. */
+static int pf_src_step(struct pf *p, struct pf_src *s, sqlite3 *db,
+		       char *err, size_t len)
+{
+	int rc = sqlite3_step(s->st);
+
+	if (rc == SQLITE_ROW) {
+		s->ts = col_int(s->st, s->c.ts, 0);
+		s->dur = col_int(s->st, s->c.dur, 0);
+		return 0;
+	}
+	s->live = 0;
+	p->prog->tables_done++;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return gr_cli__fail(err, len, EXIT_INTERNAL, "reading %s: %s",
+			    s->tab->name, sqlite3_errmsg(db));
+}
+
+/* Writes the events of every table but process, merged in time order
+ * (the longest first at one time): each thread's slices then arrive in
+ * the order pf_nest() needs, whatever table they come from, and the
+ * first is the trace's start.  Returns 0, or 2 with @err set. */
+static int pf_events(const struct gr_export *x, struct pf *p, sqlite3 *db,
+		     char *err, size_t len)
+{
+	struct pf_src src[GR_NTABLES];
+	int n = 0, rc = 0;
+
+	memset(src, 0, sizeof(src));
+	for (int i = 0; i < x->ntables && rc == 0; i++) {
+		struct pf_src *s = &src[n];
+		char *sql;
+
+		if (x->tables[i] == GR_T_process) {
+			p->prog->tables_done++;
+			continue;	/* names only */
+		}
+		s->tab = &gr_tables[x->tables[i]];
+		pf_cols(s->tab, x->tables[i] == GR_T_block_io, p->hosts.n > 1,
+			&s->c);
+		if (!(sql = pf_query(x, db, x->tables[i])))
+			return gr_cli__fail(err, len, EXIT_INTERNAL,
+					    "out of memory");
+		if (sqlite3_prepare_v2(db, sql, -1, &s->st, NULL) != SQLITE_OK)
+			rc = gr_cli__fail(err, len, EXIT_INTERNAL, "reading %s: %s",
+					  s->tab->name, sqlite3_errmsg(db));
+		sqlite3_free(sql);
+		n++;
+		s->live = 1;
+		if (rc == 0)
+			rc = pf_src_step(p, s, db, err, len);
+	}
+	while (rc == 0) {
+		struct pf_src *best = NULL;
+
+		for (int i = 0; i < n; i++)
+			if (src[i].live && (!best || src[i].ts < best->ts ||
+					    (src[i].ts == best->ts &&
+					     src[i].dur > best->dur)))
+				best = &src[i];
+		if (!best)
+			break;
+		if (pf_row(p, best->st, best->tab, &best->c)) {
+			rc = gr_cli__fail(err, len, EXIT_INTERNAL,
+					  "out of memory");
+			break;
+		}
+		gr_export__row(p->prog);
+		/* Stop early when the disk is full. */
+		if ((p->nevents & 0xffff) == 0 && ferror(p->f))
+			break;
+		rc = pf_src_step(p, best, db, err, len);
+	}
+	for (int i = 0; i < n; i++)
+		sqlite3_finalize(src[i].st);
+	return rc;
+}
+
+/* Writes what the trace is of, after its events (the start is known
+ * once the first is written): the absolute time its ts count from, as
+ * ns since the epoch (a string: a JSON number as a double would lose the
+ * last digits) and as ISO 8601, and the version that wrote it. */
+static void pf_other(struct pf *p)
+{
+	char iso[40], ns[24];
+
+	gr_export__iso(iso, sizeof(iso), p->start);
+	snprintf(ns, sizeof(ns), "%" PRId64, p->start);
+	fputs_unlocked("\n],\"otherData\":{\"generator\":\"gpurec "
+		       GPUREC_VERSION "\",\"start_ns\":\"", p->f);
+	fputs_unlocked(ns, p->f);
+	fputs_unlocked("\",\"start\":\"", p->f);
+	fputs_unlocked(iso, p->f);
+	fputs_unlocked("\",\"ts\":\"microseconds since start, CLOCK_REALTIME\"}}\n",
+		       p->f);
+}
+
 /* Writes the trace to p->f.  Returns 0, or 2 with @err set. */
 static int pf_write(const struct gr_export *x, struct pf *p, sqlite3 *db,
 		    char *err, size_t len)
 {
-	struct pf_cols c;
 	int rc;
 
 	/* The hosts first, in name order, so that each one's pid offset is
@@ -809,18 +984,13 @@ static int pf_write(const struct gr_export *x, struct pf *p, sqlite3 *db,
 			     "FROM main.process ORDER BY ts"), pf_name_row,
 			     &gr_tables[GR_T_process], NULL, err, len);
 	fputs_unlocked("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", p->f);
-	for (int i = 0; i < x->ntables && rc == 0; i++) {
-		const struct gr_table *tab = &gr_tables[x->tables[i]];
-
-		if (x->tables[i] == GR_T_process)
-			continue;	/* names only */
-		pf_cols(tab, x->tables[i] == GR_T_block_io, p->hosts.n > 1, &c);
-		rc = pf_scan(p, db, pf_query(x, db, x->tables[i]), pf_row, tab,
-			     &c, err, len);
-	}
+	/* With no event, the window's start, if it has one. */
+	p->start = p->prog->lo == INT64_MIN ? 0 : p->prog->lo;
+	if (rc == 0)
+		rc = pf_events(x, p, db, err, len);
 	if (rc == 0) {
 		pf_names(p);
-		fputs_unlocked("\n]}\n", p->f);
+		pf_other(p);
 	}
 	return rc;
 }
@@ -828,7 +998,7 @@ static int pf_write(const struct gr_export *x, struct pf *p, sqlite3 *db,
 int gr_perfetto__write(const struct gr_export *x, FILE *f, sqlite3 *db,
 		       char *err, size_t len)
 {
-	struct pf p = { .f = f, .last_host = -1 };
+	struct pf p = { .f = f, .prog = x->prog, .last_host = -1 };
 	int rc = pf_write(x, &p, db, err, len);
 
 	pf_free(&p);

@@ -257,8 +257,8 @@ static const struct dot {
 	{ ".tables", "", "list the tables", dot_tables, 1, 1 },
 	{ ".schema", "[TABLE]", "the columns of TABLE (of every table "
 	  "without)", dot_schema, 1, 2 },
-	{ ".mode", "[MODE]", "output as table, csv, json, jsonl or line "
-	  "(without MODE: the current one)", dot_mode, 1, 2 },
+	{ ".mode", "[MODE]", "output as --format MODE does (without MODE: "
+	  "the current one)", dot_mode, 1, 2 },
 	{ ".reports", "", "list the canned reports and their parameters",
 	  dot_reports, 1, 1 },
 	{ ".report", "NAME [KEY=VALUE...]", "run a canned report",

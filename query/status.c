@@ -82,6 +82,11 @@ struct recorder {
 	 * indexes, kernel names, BPF maps; times it shed its caches. */
 	int64_t rss, peak_rss, elf_files, elf_bytes;
 	int64_t limit, names_bytes, bpf_maps, sheds, writer;
+	/* Its "retention" (-1 absent): the budgets in force, the deletions
+	 * for age, and the size budget min-age keeps the directory over
+	 * (NULL: none). */
+	int64_t max_disk, keep_free, max_age, min_age, deleted_age;
+	char *over_budget;
 	char *json;          /* status.json, compacted; NULL if none or bad */
 	/* Its "drops": what the running (or last) gpurecd counted lost
 	 * since it started, by source, and of the store's own losses those
@@ -302,7 +307,13 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 		" json_extract(?1, '$.memory.kernel_names_bytes'),"
 		" json_extract(?1, '$.memory.bpf_maps_bytes'),"
 		" json_extract(?1, '$.memory.sheds'),"
-		" json_extract(?1, '$.memory.writer_bytes')";
+		" json_extract(?1, '$.memory.writer_bytes'),"
+		" json_extract(?1, '$.retention.max_disk'),"
+		" json_extract(?1, '$.retention.keep_free'),"
+		" json_extract(?1, '$.retention.max_age_ns'),"
+		" json_extract(?1, '$.retention.min_age_ns'),"
+		" json_extract(?1, '$.retention.deleted_max_age'),"
+		" json_extract(?1, '$.retention.over_budget')";
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(c->mem, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -338,6 +349,13 @@ static void parse_status(struct ctx *c, struct recorder *r, const char *text)
 		r->bpf_maps = col_int(st, 14 + NFAMILIES);
 		r->sheds = col_int(st, 15 + NFAMILIES);
 		r->writer = col_int(st, 16 + NFAMILIES);
+		r->max_disk = col_int(st, 17 + NFAMILIES);
+		r->keep_free = col_int(st, 18 + NFAMILIES);
+		r->max_age = col_int(st, 19 + NFAMILIES);
+		r->min_age = col_int(st, 20 + NFAMILIES);
+		r->deleted_age = col_int(st, 21 + NFAMILIES);
+		if (sqlite3_column_type(st, 22 + NFAMILIES) == SQLITE_TEXT)
+			r->over_budget = col_dup(st, 22 + NFAMILIES);
 	}
 	sqlite3_finalize(st);
 	if (!r->valid)
@@ -374,6 +392,8 @@ static void read_recorder(struct ctx *c, struct dstat *d)
 	r->pid = r->started_ns = r->updated_ns = -1;
 	r->rss = r->peak_rss = r->elf_files = r->elf_bytes = -1;
 	r->limit = r->names_bytes = r->bpf_maps = r->sheds = r->writer = -1;
+	r->max_disk = r->keep_free = r->max_age = r->min_age = -1;
+	r->deleted_age = -1;
 	r->families = -1;
 	snprintf(path, sizeof(path), "%s/%s", d->path, STATUS_FILE);
 	char *text = read_small(path, &err);
@@ -638,6 +658,7 @@ static void free_dstat(struct dstat *d)
 	free(r->file_state);
 	free(r->version);
 	free(r->segment);
+	free(r->over_budget);
 	free(r->json);
 	for (int i = 0; i < r->ndrops; i++)
 		free(r->drops[i].name);
@@ -923,6 +944,33 @@ static const char *state_why(const char *state)
 	return NULL;
 }
 
+/* The recorder's retention line: its budgets ("none" where unset), the
+ * segments it deleted for age, and the size budget min-age keeps the
+ * directory over, which no deletion will cure until a segment ages. */
+static void text_retention(FILE *f, const struct recorder *r)
+{
+	char a[32], b[32], e[32], g[32];
+
+	if (r->max_disk < 0 || r->keep_free < 0 || r->max_age < 0 ||
+	    r->min_age < 0)
+		return;
+	fprintf(f, "%-10s retention: max-disk %s, keep-free %s, max-age %s, "
+		"min-age %s", "",
+		r->max_disk ? fmt_bytes(a, sizeof(a), (uint64_t)r->max_disk) :
+			      "none",
+		r->keep_free ? fmt_bytes(b, sizeof(b), (uint64_t)r->keep_free) :
+			       "none",
+		r->max_age ? fmt_dur(e, sizeof(e), r->max_age) : "none",
+		r->min_age ? fmt_dur(g, sizeof(g), r->min_age) : "none");
+	if (r->deleted_age > 0)
+		fprintf(f, "; %" PRId64 " deleted for age", r->deleted_age);
+	fputc('\n', f);
+	if (r->over_budget)
+		fprintf(f, "%-10s over %s until the oldest segment is %s old "
+			"(min-age)\n", "", r->over_budget,
+			fmt_dur(e, sizeof(e), r->min_age));
+}
+
 static void text_recorder(FILE *f, const struct ctx *c,
 			  const struct recorder *r)
 {
@@ -995,6 +1043,7 @@ static void text_recorder(FILE *f, const struct ctx *c,
 				(double)r->names_bytes / 1048576);
 		fputs(" MiB\n", f);
 	}
+	text_retention(f, r);
 }
 
 static void text_dir(FILE *f, const struct ctx *c, const struct dstat *d)

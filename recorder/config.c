@@ -64,6 +64,8 @@ static const struct key keys[] = {
 	  "segments' cap (auto: 10% of the fs, at most 4G)" },
 	{ "keep-free", "SIZE", K_AUTO_SIZE, OFF(keep_free),
 	  "keep this much free, 0: none (auto: 15% of the fs, at most 4G)" },
+	{ "max-age", "SECONDS", K_DURATION, OFF(max_age_ns),
+	  "delete segments whose newest event is older (0: keep)" },
 	{ "min-age", "SECONDS", K_DURATION, OFF(min_age_ns),
 	  "never delete a segment sealed less than this ago (0: none)" },
 	{ "segment-size", "SIZE", K_SIZE, OFF(segment_size),
@@ -618,6 +620,14 @@ int gr_config__load(struct gr_config *c, int argc, char **argv,
 		rc = config__read_file(c, default_path, 0, err, errlen);
 	if (!rc)
 		rc = config__scan_argv(c, argc, argv, 1, &file, err, errlen);
+	/* min-age spares a segment from every deletion, max-age's too: a
+	 * segment between the two would be both due and spared. */
+	if (!rc && c->max_age_ns && c->max_age_ns < c->min_age_ns)
+		rc = fail(-EINVAL, err, errlen,
+			  "max-age (%llds) is shorter than min-age (%llds): "
+			  "segments between the two could not be deleted",
+			  (long long)(c->max_age_ns / NS_PER_SEC),
+			  (long long)(c->min_age_ns / NS_PER_SEC));
 out:
 	if (rc)
 		gr_config__free(c);

@@ -29,6 +29,7 @@ struct gr_config {
 	int memory_max_auto;
 	int max_disk_auto, keep_free_auto; /* "auto": the value is not set */
 	int64_t segment_age_ns, flush_interval_ns;
+	int64_t max_age_ns;	/* retention deletes older segments (0: keep) */
 	int64_t min_age_ns;	/* retention spares younger segments (0) */
 	char **cuda_libs;	/* the file's entries, then the command line's */
 	int ncuda_libs;

@@ -353,6 +353,22 @@ static void keep_small(void)
 	      n, (double)freed / 1048576, (double)after / 1048576, d.sheds);
 }
 
+/* status.json's "retention": the budgets in force (auto sizes resolved),
+ * the deletions for age, and the budget the directory stays over because
+ * min-age keeps its oldest segment (docs/storage.md, "Retention"). */
+static void render_retention(FILE *f, const struct gr_writer_stats *ws)
+{
+	fprintf(f, "\"retention\":{\"max_disk\":%" PRIu64 ",\"keep_free\":%"
+		PRIu64 ",\"max_age_ns\":%" PRId64 ",\"min_age_ns\":%" PRId64
+		",\"deleted_max_age\":%" PRIu64 ",\"over_budget\":",
+		d.cfg.max_disk, d.cfg.keep_free, d.cfg.max_age_ns,
+		d.cfg.min_age_ns, ws->deleted_max_age);
+	if (ws->over_budget)
+		fprintf(f, "\"%s\"},", ws->over_budget);
+	else
+		fprintf(f, "null},");
+}
+
 /* DIR/status.json: what `gpurec status` shows about the recorder. Written
  * to a temporary file and renamed, so readers never see half of it; the
  * temporary file is made with O_EXCL|O_NOFOLLOW relative to the data
@@ -373,12 +389,14 @@ static void render_status(FILE *f, const char *state)
 	json_chars(f, gr_writer__segment_path(d.w));
 	fprintf(f, "\",\"events\":%" PRIu64 ",\"blocks\":%" PRIu64
 		",\"segments_sealed\":%" PRIu64 ",\"segments_deleted\":%" PRIu64
-		",\"disk_bytes\":%" PRIu64 ",\"cuda\":{\"enabled\":%s,"
+		",\"disk_bytes\":%" PRIu64 ",", ws.events, ws.blocks,
+		ws.segments, ws.deleted, ws.disk_bytes);
+	render_retention(f, &ws);
+	fprintf(f, "\"cuda\":{\"enabled\":%s,"
 		"\"records\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"files\":%" PRIu64
 		",\"probes\":%" PRIu64 ",\"named_launches\":%" PRIu64
 		",\"unnamed_launches\":%" PRIu64
-		",\"handle_names\":%" PRIu64 "},\"host\":{", ws.events,
-		ws.blocks, ws.segments, ws.deleted, ws.disk_bytes,
+		",\"handle_names\":%" PRIu64 "},\"host\":{",
 		d.cuda ? "true" : "false", cs.records, cs.rows,
 		cs.files_attached, cs.probes, cs.named_launches,
 		cs.unnamed_launches, cs.handles_read);
@@ -779,6 +797,7 @@ static int open_store(void)
 		.dir = d.cfg.data_dir,
 		.segment_size = d.cfg.segment_size,
 		.segment_age_ns = d.cfg.segment_age_ns,
+		.max_age_ns = d.cfg.max_age_ns,
 		.min_age_ns = d.cfg.min_age_ns,
 		.log = store_log,
 	};
@@ -817,9 +836,10 @@ static int open_store(void)
 		return 2;
 	}
 	logf_("recording to %s (segment %s, max-disk %" PRIu64 " MiB, "
-	      "keep-free %" PRIu64 " MiB)", d.cfg.data_dir,
-	      gr_writer__segment_path(d.w), d.cfg.max_disk >> 20,
-	      d.cfg.keep_free >> 20);
+	      "keep-free %" PRIu64 " MiB, max-age %" PRId64 " s, min-age %"
+	      PRId64 " s)", d.cfg.data_dir, gr_writer__segment_path(d.w),
+	      d.cfg.max_disk >> 20, d.cfg.keep_free >> 20,
+	      d.cfg.max_age_ns / 1000000000, d.cfg.min_age_ns / 1000000000);
 	return 0;
 }
 

@@ -28,8 +28,11 @@ struct gr_store_opts {
 	int64_t segment_age_ns;  /* rotate after this long (0: 1 hour) */
 	uint64_t max_disk;       /* segments may use this much (0: no cap) */
 	uint64_t keep_free;      /* leave this much free on the fs (0: none) */
+	int64_t max_age_ns;      /* delete sealed segments whose newest event
+				  * is older than this (0: keep) */
 	int64_t min_age_ns;      /* retention never deletes a segment sealed
-				  * less than this long ago (0: none) */
+				  * less than this long ago, for any reason
+				  * (0: none) */
 	uint32_t block_rows;     /* events per block at most (0: 65536) */
 	int zstd_level;          /* 0: 1 */
 	int no_immutable;        /* do not set FS_IMMUTABLE_FL when sealing */
@@ -88,6 +91,10 @@ struct gr_writer_stats {
 	uint64_t payload_bytes;/* compressed payload bytes written */
 	uint64_t segments;     /* sealed since open */
 	uint64_t deleted;      /* removed by retention since open */
+	uint64_t deleted_max_age; /* ... of them, for max_age */
+	/* "max-disk" or "keep-free" while the directory is over that budget
+	 * and min_age keeps its oldest segment, else NULL. */
+	const char *over_budget;
 	uint64_t disk_bytes;   /* segment bytes in the directory now */
 	uint64_t dropped;      /* events given up: their block could not be
 				* written (the sum of the two below) */

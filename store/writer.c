@@ -21,7 +21,10 @@
  * prev_sha256.  Retention then removes the oldest sealed segments while the
  * directory is over max_disk or the file system under keep_free; it only
  * ever unlinks sealed files, so it costs the writer one unlink per segment
- * and never waits on readers; min_age spares recent segments.
+ * and never waits on readers.  max_age deletes the oldest sealed segments
+ * whose newest event is older than that, whatever the space (journald's
+ * MaxRetentionSec); min_age spares recent segments from every reason, so
+ * with it the directory may stay over max_disk (status says so).
  *
  * The directory may belong to another user while root writes it, so it
  * is opened once (dirfd) and every file in it through openat(O_NOFOLLOW),
@@ -81,6 +84,8 @@ struct sealed {
 	uint64_t bytes;
 	int64_t seq;
 	int64_t mtime_ns;     /* when it was last written: its seal */
+	int64_t newest_ns;    /* its newest event's time (its seal's when it
+			       * holds none): what max_age measures */
 };
 
 /* A block written in the open transaction, kept until the commit: a commit
@@ -772,7 +777,7 @@ static int set_immutable(struct gr_writer *w, const char *name, int on)
 }
 
 static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes,
-		       int64_t seq, int64_t mtime_ns)
+		       int64_t seq, int64_t mtime_ns, int64_t newest_ns)
 {
 	if (w->nsealed == w->sealed_cap) {
 		int cap = w->sealed_cap ? w->sealed_cap * 2 : 64;
@@ -786,6 +791,7 @@ static int sealed_push(struct gr_writer *w, const char *name, uint64_t bytes,
 		 name);
 	w->sealed[w->nsealed].seq = seq;
 	w->sealed[w->nsealed].mtime_ns = mtime_ns;
+	w->sealed[w->nsealed].newest_ns = newest_ns > 0 ? newest_ns : mtime_ns;
 	w->sealed[w->nsealed++].bytes = bytes;
 	return 0;
 }
@@ -951,7 +957,8 @@ static int seal_file(struct gr_writer *w)
 	w->st.segments++;
 	wlog(w, "sealed %s: %" PRIu64 " events, %" PRIu64 " bytes, sha256 %s",
 	     w->seg_name, w->seg_events, bytes, hex);
-	return sealed_push(w, w->seg_name, bytes, w->seq, mtime);
+	return sealed_push(w, w->seg_name, bytes, w->seq, mtime,
+			   w->seg_ts_max);
 }
 
 /* Seals the segment open in w->db (which may be a crashed one being
@@ -1007,8 +1014,8 @@ static uint64_t fs_free(struct gr_writer *w)
 }
 
 /* Deletes the oldest sealed segment for reason why.  Returns 0, -EAGAIN
- * when none may go (none is left, or the oldest was sealed less than
- * min_age ago), or the error of the MANIFEST append. */
+ * when none is left, -EPERM when the oldest was sealed less than min_age
+ * ago, or the error of the MANIFEST append. */
 static int retention_delete_oldest(struct gr_writer *w, const char *why)
 {
 	if (w->nsealed == 0)
@@ -1016,7 +1023,7 @@ static int retention_delete_oldest(struct gr_writer *w, const char *why)
 	struct sealed victim = w->sealed[0];
 	if (w->o.min_age_ns > 0 &&
 	    now_ns(CLOCK_REALTIME) - victim.mtime_ns < w->o.min_age_ns)
-		return -EAGAIN;
+		return -EPERM;
 	/* The manifest says so first: a crash in between leaves a logged
 	 * deletion, never an unexplained missing segment. */
 	int64_t at = real_ns(w);
@@ -1037,26 +1044,48 @@ static int retention_delete_oldest(struct gr_writer *w, const char *why)
 	memmove(w->sealed, w->sealed + 1,
 		(size_t)(--w->nsealed) * sizeof(*w->sealed));
 	w->st.deleted++;
+	if (!strcmp(why, "max-age"))
+		w->st.deleted_max_age++;
 	wlog(w, "retention (%s): deleted %s (%" PRIu64 " bytes)", why,
 	     victim.name, victim.bytes);
 	return 0;
 }
 
+/* The size budget the directory is over ("max-disk", "keep-free"), or
+ * NULL. */
+static const char *over_size_budget(struct gr_writer *w)
+{
+	if (w->o.max_disk && disk_used(w) > w->o.max_disk)
+		return "max-disk";
+	if (w->o.keep_free && fs_free(w) < w->o.keep_free)
+		return "keep-free";
+	return NULL;
+}
+
+/* Whether the oldest sealed segment's newest event is older than max_age.
+ * Segments are deleted in order, so a younger one behind an older one
+ * (a clock stepped back) waits for it, as in journald. */
+static int oldest_expired(struct gr_writer *w)
+{
+	return w->o.max_age_ns > 0 && w->nsealed &&
+	       real_ns(w) - w->sealed[0].newest_ns > w->o.max_age_ns;
+}
+
 static void retention(struct gr_writer *w)
 {
+	int err = 0;
 	for (;;) {
-		const char *why = NULL;
-		uint64_t used = disk_used(w);
-		if (w->o.max_disk && used > w->o.max_disk)
-			why = "max-disk";
-		else if (w->o.keep_free && fs_free(w) < w->o.keep_free)
-			why = "keep-free";
+		const char *why = oldest_expired(w) ? "max-age" :
+				  over_size_budget(w);
 		/* Only the open segment left (it rotates early, see
 		 * effective_segment_size, so this passes), or the rest too
 		 * young for min_age: stop. */
-		if (!why || retention_delete_oldest(w, why))
+		if (!why || (err = retention_delete_oldest(w, why)))
 			break;
 	}
+	/* min_age wins over the size budget: the directory stays over it
+	 * until the oldest segment ages, and status.json says so. */
+	w->st.over_budget = err == -EPERM ? over_size_budget(w) : NULL;
 	w->st.disk_bytes = disk_used(w);
 }
 
@@ -1712,7 +1741,7 @@ int gr_writer__flush(struct gr_writer *w)
 		    now_ns(CLOCK_MONOTONIC) - w->seg_opened_mono >=
 			    w->o.segment_age_ns))
 		e2 = rotate(w);
-	else if (w->o.keep_free || w->o.max_disk)
+	else if (w->o.keep_free || w->o.max_disk || w->o.max_age_ns)
 		retention(w);
 	return err ? err : e2;
 }
@@ -1904,7 +1933,7 @@ static int scan_dir(struct gr_writer *w)
 		err = sealed_push(w, e->name, (uint64_t)sb.st_size,
 				  e->seq > 0 ? e->seq : i + 1,
 				  (int64_t)sb.st_mtim.tv_sec * 1000000000 +
-				  sb.st_mtim.tv_nsec);
+				  sb.st_mtim.tv_nsec, e->end_ts);
 	}
 	/* The run's first line; on a full disk, after making room (the
 	 * MANIFEST keeps space reserved for this, see manifest.c), or else

@@ -25,7 +25,7 @@ SLOW="diskfull symlinks live_verify readonly"
 FUZZ_DIR=${FUZZ_DIR:-build/fuzz}
 if [ "$(id -u)" != 0 ]; then
 	echo "FAIL reliability: needs root (sudo make reliability)"
-	echo "0 passed, 1 failed"
+	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 L=$(mktemp -d /tmp/gpurec-reliability.XXXXXX)
@@ -95,5 +95,5 @@ sed -nE 's/^(ok  |FAIL) (fuzz_[a-z]+):? ([0-9?]+) execs in ([0-9]+) s, (cov: [0-
 fz=$(grep -c '^FAIL' "$L/fuzz")
 echo
 echo "faults: $tp checks passed, $tf failed; fuzzers: $fz failed"
-echo "$((tp + $(grep -c '^ok' "$L/fuzz"))) passed, $((tf + fz)) failed"
+echo "$((tp + $(grep -c '^ok' "$L/fuzz"))) passed, $((tf + fz)) failed, 0 skipped"
 [ "$tf" -eq 0 ] && [ "$fz" -eq 0 ]

@@ -83,7 +83,7 @@ WITH l AS (
    AND f.ts >= g.start_ts AND f.ts < g.end_ts
   GROUP BY g.host, g.pid, g.start_ts
 )
-SELECT g.pid, g.tid, g.comm, g.start_ts AS gap_start, g.end_ts AS gap_end,
+SELECT g.pid, g.tid, g.comm, g.start_ts AS gap_start_ts, g.end_ts AS gap_end_ts,
        round((g.end_ts - g.start_ts) / 1e6, 1) AS gap_ms, g.ended_by,
        round(coalesce(st.off_ns, 0) / 1e6, 1) AS offcpu_ms, st.states,
        sk.stack AS top_stack, round(sk.t / 1e6, 1) AS top_stack_ms,

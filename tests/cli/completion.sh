@@ -8,7 +8,7 @@ GPUREC=$(realpath "${GPUREC:-build/gpurec}")
 GPURECD=$(realpath "${GPURECD:-build/gpurecd}")
 T=$(mktemp -d /tmp/gpurec-completion.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -48,9 +48,9 @@ checks() {
 	eq "${L}gpurec --format=csv <TAB> (split at =)" "$(comp gpurec --format = csv '')" \
 		"export report schema seal-setup shell sql status tables verify"
 	eq "${L}gpurec sh<TAB>" "$(comp gpurec sh)" "shell"
-	eq "${L}gpurec shell -<TAB>: the query options, no --param" \
+	eq "${L}gpurec shell -<TAB>: the query and row options; no --param, -o, pager" \
 		"$(comp gpurec shell -)" \
-		"--data --format --help --host --max-memory --pid --since --timeout --until --version"
+		"--data --format --help --host --local --max-memory --no-header --pid --since --time-format --timeout --until --version --wide"
 	eq "${L}gpurec shell <TAB>: no argument" "$(comp gpurec shell '')" ""
 
 	reports=$(gpurec --format csv report list | tail -n +2 | cut -d, -f1 | sort | tr '\n' ' ')
@@ -81,14 +81,22 @@ checks() {
 		"$(gpurec --format csv tables | tail -n +2 | wc -l)"
 
 	eq "${L}gpurec --format <TAB>" "$(comp gpurec --format '')" \
-		"csv json jsonl line table"
+		"csv json jsonl line table tsv"
 	eq "${L}gpurec sql --format j<TAB>" "$(comp gpurec sql --format j)" "json jsonl"
 	eq "${L}gpurec --format=j<TAB> (split at =)" "$(comp gpurec --format = j)" \
 		"json jsonl"
 	eq "${L}gpurec export --format <TAB>: export's formats" \
 		"$(comp gpurec export --format '')" "csv jsonl perfetto sqlite"
 	eq "${L}gpurec --format <TAB> export (command after)" \
-		"$(comp gpurec --format '' )" "csv json jsonl line table"
+		"$(comp gpurec --format '' )" "csv json jsonl line table tsv"
+	eq "${L}gpurec sql --time-format <TAB>" "$(comp gpurec sql --time-format '')" \
+		"iso local ns s"
+	eq "${L}gpurec --time-format iso s<TAB>: its value skipped" \
+		"$(comp gpurec --time-format iso s)" "schema seal-setup shell sql status"
+	eq "${L}gpurec sql --no-<TAB>" "$(comp gpurec sql --no-)" "--no-header --no-pager"
+	eq "${L}gpurec report top-kernels -<TAB> has -o and --wide" \
+		"$(comp gpurec report top-kernels - | tr ' ' '\n' | grep -x -e -o -e --wide -e --local | tr '\n' ' ')" \
+		"--local --wide -o "
 
 	eq "${L}gpurec report top-kernels --r<TAB>" "$(comp gpurec report top-kernels --r)" \
 		"--raw"
@@ -104,7 +112,7 @@ checks() {
 		"$(comp gpurec seal-setup --interval 1h '')" ""
 	eq "${L}gpurec --interval 1h s<TAB>: its value skipped" \
 		"$(comp gpurec --interval 1h s)" "schema seal-setup shell sql status"
-	eq "${L}gpurec sql --t<TAB>" "$(comp gpurec sql --t)" "--timeout"
+	eq "${L}gpurec sql --t<TAB>" "$(comp gpurec sql --t)" "--time-format --timeout"
 	eq "${L}gpurec report x --max<TAB>" "$(comp gpurec report x --max)" "--max-memory"
 	eq "${L}gpurec export --timeout 5m <TAB>: its value skipped, tables" \
 		"$(comp gpurec export --timeout 5m cuda_mem)" "cuda_mem cuda_memcpy cuda_memset"
@@ -126,6 +134,9 @@ checks() {
 	eq "${L}gpurecd --no-io=<TAB> (split at =)" "$(comp gpurecd --no-io = '')" "no yes"
 	eq "${L}gpurecd --help=<TAB>: takes no value" "$(comp gpurecd --help = '')" ""
 	eq "${L}gpurecd --max-disk <TAB>" "$(comp gpurecd --max-disk '')" "auto"
+	eq "${L}gpurecd --m<TAB>: the retention options too" "$(comp gpurecd --m)" \
+		"--max-age --max-disk --memory-max --min-age"
+	eq "${L}gpurecd --max-age <TAB>: a duration, no guess" "$(comp gpurecd --max-age '')" ""
 	eq "${L}gpurecd --segment-size <TAB>: no guess" "$(comp gpurecd --segment-size '')" ""
 	eq "${L}gpurecd --data <TAB>: directories" "$(comp gpurecd --data "$T/d/re")" \
 		"$T/d/rec1 $T/d/rec2"
@@ -155,7 +166,8 @@ elif [ "${CI:-}" = true ]; then
 	bad "bash-completion" "$BC is not installed (packaging/deps.sh)"
 else
 	echo "skip the checks under bash-completion: $BC is not installed"
+	skipped=$((skipped + 1))
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

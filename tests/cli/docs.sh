@@ -12,7 +12,7 @@ MAN=packaging/man
 CONF=packaging/gpurec.conf
 T=$(mktemp -d /tmp/gpurec-docs.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -43,8 +43,8 @@ sed -n 's/^  \(--[a-z-]*\).*/\1/p' "$T/help" >"$T/options"
 grep -v -x -e --config -e --check-config -e --help -e --version \
 	"$T/options" | sed 's/^--//' >"$T/keys"
 nkeys=$(wc -l <"$T/keys")
-# The options product.md lists must all be there (16 keys today).
-for k in data duration max-disk keep-free min-age segment-size segment-age \
+# The options docs/product.md lists must all be there.
+for k in data duration max-disk keep-free max-age min-age segment-size segment-age \
 	flush-interval cuda-lib no-cuda no-sched no-io verbose; do
 	grep -q -x -- "$k" "$T/keys" || bad "gpurecd --help" "no key $k"
 done
@@ -203,5 +203,44 @@ done
 bash -n packaging/completion/gpurec 2>"$T/err"
 eq "completion/gpurec is valid bash" "$?:$(cat "$T/err")" "0:"
 
-echo "$pass passed, $fail failed"
+# --- the repository documents itself ------------------------------------
+# A clone holds only the repository: no file may send its reader to the
+# directory above it (the contract is docs/product.md).  The pattern is
+# built so that this file does not match it.
+up="../""shared"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	git ls-files -z | xargs -0 grep -l -F -e "$up" -- 2>/dev/null >"$T/up"
+else
+	grep -rl -F -e "$up" --exclude-dir=build . >"$T/up"
+fi
+eq "no file names $up (the docs are in docs/)" "$(tr '\n' ' ' <"$T/up")" ""
+eq "README.md and schema/tables.def point at docs/product.md, which exists" \
+	"$(grep -c 'docs/product.md' README.md) $(grep -c 'docs/product.md' schema/tables.def) $([ -s docs/product.md ] && echo yes)" \
+	"1 1 yes"
+# Every relative link of docs/*.md and README.md leads to a file.
+for f in README.md docs/*.md; do
+	grep -o '](\([^)#: ]*\)[)#]' "$f" | sed 's/^](\(.*\).$/\1/' | while read -r l; do
+		[ -n "$l" ] && [ ! -e "$(dirname "$f")/$l" ] && echo "$f: $l"
+	done
+done >"$T/links"
+eq "every relative link in README.md and docs/ leads to a file" \
+	"$(tr '\n' ' ' <"$T/links")" ""
+# Every test's closing line counts skips, which make test sums: a line
+# `N passed, N failed` without them hides what did not run.  (The
+# reliability run's "checks passed" line is a summary before its closing
+# line.)
+grep -rn -E '(passed, [^,"]*failed|passed, %d failed)"' tests Makefile |
+	grep -v -e skipped -e 'checks passed' >"$T/closing"
+eq "every closing line of tests/ prints N passed, N failed, N skipped" \
+	"$(cut -d: -f1,2 "$T/closing" | tr '\n' ' ')" ""
+eq "make test sums the skips" \
+	"$(grep -c 'all: %d passed, %d failed, %d skipped' Makefile)" 1
+
+# The options of docs/product.md's gpurecd synopsis are gpurecd's.
+sed -n '/^`gpurecd \[/,/`/p' docs/product.md | grep -o -e '--[a-z-]*' |
+	sort -u >"$T/poptions"
+eq "docs/product.md's gpurecd synopsis: $(wc -l <"$T/poptions") options, all in gpurecd --help" \
+	"$(grep -v -x -f "$T/options" "$T/poptions" | tr '\n' ' ')" ""
+
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

@@ -21,7 +21,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -100,8 +100,22 @@ current output mode: line|0"
 shell_in $'.mode xml\nSELECT 8;\n'
 eq ".mode with an unknown mode: one line naming it and the modes" \
 	"$err|$rc|$out" \
-	"gpurec: bad mode 'xml': expected table, csv, json, jsonl or line|1|8
+	"gpurec: bad mode 'xml': expected table, csv, json, jsonl, line or tsv|1|8
 8"
+
+# Rows print as in gpurec sql: times as ISO 8601 in line mode unless
+# --time-format says, ns in tsv; -o is for sql and report, not the shell.
+shell_in $'.mode line\nSELECT min(ts) AS ts, 1500000 AS dur_x FROM cuda_kernel;\n.mode tsv\nSELECT min(ts) AS ts FROM cuda_kernel;\n'
+eq ".mode line shows times and durations; .mode tsv keeps ns" "$out|$rc" \
+	"   ts = 2026-11-18T11:06:40.000000000Z
+dur_x = 1.5 ms
+ts
+$S_NS|0"
+shell_in $'.mode line\nSELECT min(ts) AS ts FROM cuda_kernel;\n' --time-format ns
+eq "--time-format applies in the shell" "$out|$rc" "ts = $S_NS|0"
+shell_in $'SELECT 1;\n' -o "$T/x.csv"
+eq "-o does not apply to the shell" "$err|$rc" \
+	"gpurec: -o applies to sql, report and export only|1"
 
 shell_in $'.reports\n'
 eq ".reports: the canned reports, as gpurec report list" "$out|$rc" \
@@ -169,8 +183,11 @@ eq "--timeout ends one statement; the next runs; an idle shell is not ended" \
 # --- at a terminal, through tmux ------------------------------------------
 if ! command -v tmux >/dev/null; then
 	if [ "${CI:-}" = true ]; then bad "tmux" "not installed (packaging/deps.sh)"
-	else echo "skip the terminal checks: tmux is not installed"; fi
-	echo "$pass passed, $fail failed"
+	else
+		echo "skip the terminal checks: tmux is not installed"
+		skipped=1
+	fi
+	echo "$pass passed, $fail failed, $skipped skipped"
 	[ "$fail" -eq 0 ]
 	exit
 fi
@@ -440,5 +457,5 @@ printf 'SELECT 1;\n' | env -u HOME -u XDG_STATE_HOME "$GPUREC" --data "$A" shell
 	>/dev/null 2>"$T/err"
 eq "piped, without HOME: no history, no warning" "$?|$(cat "$T/err")" "0|"
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

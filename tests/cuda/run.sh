@@ -183,7 +183,8 @@ eq "(report) an unknown report: exit 1, named" "$?:$(cat "$T/rep.err")" \
 # export over the real calls.  perfetto: every row once, each on its
 # thread, nesting as Perfetto requires, named; sqlite: what gpurec sql has.
 "$GPUREC" --data "$D" export --format perfetto -o "$T/t.json" 2>"$T/exp.err"
-eq "(export) perfetto: exit 0, nothing on stderr" "$?:$(cat "$T/exp.err")" "0:"
+eq "(export) perfetto: exit 0, the summary line alone on stderr" \
+	"$?:$(grep -cE '^exported [0-9,]+ rows from [0-9]+ segments? to .* \([0-9.]+ [kMG]?B\) in [0-9]+\.[0-9] s$' "$T/exp.err"):$(wc -l <"$T/exp.err")" "0:1:1"
 B0=$(q "SELECT min(start_ts) FROM segments" | tr -d ' ')
 python3 tests/cli/check_trace.py "$T/t.json" "$B0" >"$T/t.facts"
 others="SELECT api FROM cuda_kernel UNION ALL SELECT api FROM cuda_memcpy UNION ALL SELECT api FROM cuda_memset UNION ALL SELECT api FROM cuda_mem UNION ALL SELECT api FROM cuda_sync UNION ALL SELECT api FROM cuda_graph"
@@ -206,6 +207,9 @@ eq "(export) perfetto: a thread_name per thread and lane; every track named once
 	"M thread_name $((threads + lanes))|unnamed 0|idle-names 0|"
 eq "(export) perfetto: the slices of every thread nest (Perfetto drops those that do not)" \
 	"$(grep -E '^(thread-overlaps|lane-overlaps) ' "$T/t.facts" | tr '\n' '|')" "thread-overlaps 0|lane-overlaps 0|"
+eq "(export) perfetto: every field DevTools reads; every time a double holds to the ns" \
+	"$(grep -E '^(missing-fields|float-loss|float-overlaps) ' "$T/t.facts" | tr '\n' '|')" \
+	"missing-fields 0|float-loss 0|float-overlaps 0|"
 got=$(python3 - "$T/t.json" "$pa" "$pb" "$pd" <<'PY'
 import decimal, json, sys
 d = json.load(open(sys.argv[1]), parse_float=decimal.Decimal)["traceEvents"]
@@ -228,7 +232,8 @@ eq "(export) perfetto: copies with bytes and kind, in order" "$(sed -n 4p <<<"$g
 eq "(export) perfetto: registrations, allocations, memsets and syncs named by api" "$(sed -n 5p <<<"$got")" \
 	"__cudaRegisterFunction __cudaRegisterFunction __cudaRegisterFunction cudaMalloc cudaMalloc cudaMemset cudaMemsetAsync cudaDeviceSynchronize cudaStreamSynchronize cudaFree cudaFree cudaMallocHost cudaHostAlloc cudaHostRegister"
 "$GPUREC" --data "$D" export --format sqlite -o "$T/rec.db" 2>"$T/exp.err"
-eq "(export) sqlite: exit 0, nothing on stderr" "$?:$(cat "$T/exp.err")" "0:"
+eq "(export) sqlite: exit 0, the summary line alone on stderr" \
+	"$?:$(grep -cE '^exported [0-9,]+ rows from [0-9]+ segments? to .* \([0-9.]+ [kMG]?B\) in [0-9]+\.[0-9] s$' "$T/exp.err"):$(wc -l <"$T/exp.err")" "0:1:1"
 eq "(export) sqlite: every table's rows, columns, types and values as gpurec sql has them" \
 	"$(bash tests/cli/sqlite_diff.sh "$GPUREC" "$T/rec.db" cuda_kernel cuda_memcpy cuda_memset cuda_mem cuda_sync cuda_graph cuda_api nccl offcpu runq block_io file_io process drops -- --data "$D")" ""
 eq "(export) sqlite: (a)'s copies read back by the sqlite3 CLI" \

@@ -7,7 +7,12 @@ cd "$(dirname "$0")/../.."
 D=$(mktemp -d /tmp/gpurec-demo.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 G=build/gpurec
-say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+# Bold commands on a terminal only, as in demo.sh.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+	say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+else
+	say() { printf '\n$ %s\n' "$*"; }
+fi
 
 echo "Writing synthetic events (1M kernel launches, 1M off-CPU intervals, 1M"
 echo "block I/Os, then 2M more launches) into $D, host name 'synthetic'..."

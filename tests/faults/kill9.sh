@@ -34,7 +34,7 @@
 # Env: GPUREC, SYNTH (binaries under test; GPURECD by convention, unused),
 # KILLPOINT_SO, TRIALS (16: each point twice), RATE (20000), FLUSH_MS (1000), SEED.
 # Prints ok/FAIL per trial, a `# kill9:` summary line, then `N passed, N
-# failed`; exits 1 on a failure.
+# failed, N skipped`; exits 1 on a failure.
 set -uo pipefail
 GPUREC=${GPUREC:-build/asan/gpurec}
 GPURECD=${GPURECD:-build/asan/gpurecd}
@@ -49,7 +49,7 @@ T=$(mktemp -d /tmp/gpurec-kill9.XXXXXX)
 D=$T/data
 pid=
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$T"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
 
@@ -58,7 +58,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 for b in "$GPUREC" "$SYNTH" "$KILLPOINT_SO"; do
 	if [ ! -e "$b" ]; then
 		bad "kill9 setup" "$b missing (make fault-test builds it)"
-		echo "$pass passed, $fail failed"
+		echo "$pass passed, $fail failed, $skipped skipped"
 		exit 1
 	fi
 done
@@ -178,5 +178,5 @@ points=$(for p in "${!hit[@]}"; do echo -n "$p=${hit[$p]} "; done)
 echo "# kill9: trials $TRIALS, survived $survived, events lost max $lost_max" \
      "(bound $BOUND = ${FLUSH_MS} ms at $RATE/s), lost total $lost_sum," \
      "points ${points% }, seed $SEED"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

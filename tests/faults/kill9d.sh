@@ -26,7 +26,7 @@
 # Root only (BPF).  Env: GPUREC, GPURECD (binaries under test),
 # SWITCH_LOAD, TRIALS (3), FLUSH_MS (1000), MARGIN_MS (500), RATE (20000),
 # SEED, CI (true: never skip).  Prints ok/FAIL lines, a `# kill9d:` summary
-# and `N passed, N failed`; exits 1 on a failure.
+# and `N passed, N failed, N skipped`; exits 1 on a failure.
 set -uo pipefail
 GPUREC=${GPUREC:-build/asan/gpurec}
 GPURECD=${GPURECD:-build/asan/gpurecd}
@@ -68,8 +68,8 @@ max_gap=0 max_lost=0
 for trial in $(seq 1 "$TRIALS"); do
 	D=$T/d$trial
 	start "$D" "$T/log$trial"
-	if ! waitfor 60 grep -q 'gpurecd: ready' "$T/log$trial"; then
-		bad "trial $trial: gpurecd ready" "$(tail -3 "$T/log$trial")"
+	if ! wait_until 60 grep -q 'gpurecd: ready' "$T/log$trial"; then
+		bad "trial $trial: gpurecd ready" "not after $WAITED: $(tail -3 "$T/log$trial")"
 		kill -9 "$GPID" 2>/dev/null; continue
 	fi
 	# 2.0-3.0 s of recording: a random point of the flush cycle
@@ -98,8 +98,8 @@ for trial in $(seq 1 "$TRIALS"); do
 	eq "trial $trial: verify passes on the crashed directory" "$?" 0
 
 	start "$D" "$T/log$trial.b"
-	waitfor 60 grep -q 'gpurecd: ready' "$T/log$trial.b" ||
-		bad "trial $trial: restart ready" "$(tail -3 "$T/log$trial.b")"
+	wait_until 60 grep -q 'gpurecd: ready' "$T/log$trial.b" ||
+		bad "trial $trial: restart ready" "not after $WAITED: $(tail -3 "$T/log$trial.b")"
 	kill -TERM "$GPID"
 	rc=0; wait "$GPID" || rc=$?
 	eq "trial $trial: restarted and stopped: exit 0" "$rc" 0

@@ -17,7 +17,7 @@ TRIALS=${TRIALS:-30}
 T=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
-pass=0; fail=0
+pass=0; fail=0; skipped=0
 ok() { echo "ok   $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 
@@ -97,5 +97,5 @@ GPUREC_TEST_CLOCK_STEP_NS=-3600000000000 "$SYNTH" --data "$T/step" \
 	ok "a second run after the step verifies" ||
 	bad "second run: $(head -3 "$T/out")"
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

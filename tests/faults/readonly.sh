@@ -23,7 +23,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-pass=0; fail=0
+pass=0; fail=0; skipped=0
 ok() { echo "ok   $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 
@@ -86,7 +86,7 @@ for trial in $(seq "$TRIALS"); do
 	# Read-only media.
 	if [ "$(id -u)" -ne 0 ]; then
 		if [ "${CI:-}" = true ]; then bad "read-only media needs root"
-		else echo "skip read-only media: not root"; fi
+		else echo "skip read-only media: not root"; skipped=$((skipped + 1)); fi
 		continue
 	fi
 	RO="$T/ro"; mkdir -p "$RO"
@@ -107,5 +107,5 @@ for trial in $(seq "$TRIALS"); do
 	umount "$RO"; RO=
 done
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

@@ -17,7 +17,7 @@ SYNTH=${SYNTH:-build/asan/gpurec-synth}
 TRIALS=${TRIALS:-1}
 M="python3 tests/faults/lib_manifest.py"
 T=$(mktemp -d); trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
-pass=0; fail=0
+pass=0; fail=0; skipped=0
 ok() { echo "ok   $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 
@@ -136,5 +136,5 @@ else
 	bad "seal-setup failed: $(cat "$T/err")"
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

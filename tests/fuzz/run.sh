@@ -2,7 +2,7 @@
 # run.sh - runs each fuzzer for FUZZ_SECONDS seconds (or FUZZ_RUNS inputs,
 # the CI smoke) over its corpus and reports one line per fuzzer:
 #   ok   fuzz_block: 1234567 execs in 600 s, cov 812 ft 2345, corpus 410, 0 crashes
-# then `N passed, N failed`.  A crash, leak, timeout or out-of-memory input
+# then `N passed, N failed, N skipped`.  A crash, leak, timeout or out-of-memory input
 # fails the fuzzer and its reproducer is kept in $FUZZ_DIR/crashes/ (rerun:
 # build/fuzz/fuzz_block FILE).  Env: FUZZ_DIR (build/fuzz: the binaries,
 # seeds/ and the corpus/ that grows across runs), FUZZ_SECONDS, FUZZ_RUNS,
@@ -12,7 +12,7 @@ FUZZ_DIR=${FUZZ_DIR:-build/fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_RUNS=${FUZZ_RUNS:-}
 FUZZ_NICE=${FUZZ_NICE:-10}
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
 mkdir -p "$FUZZ_DIR/crashes" "$FUZZ_DIR/logs"
@@ -53,5 +53,5 @@ for name in block segment; do
 		grep -m3 -E 'ERROR|SUMMARY|runtime error' "$log" | sed 's/^/     /'
 	fi
 done
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

@@ -22,7 +22,7 @@
 # shellcheck disable=SC2154 # lib.sh's variables
 set -uo pipefail
 SUITE=openoff
-cant() { echo "FAIL $SUITE tests cannot run: $1"; echo "0 passed, 1 failed"; exit 1; }
+cant() { echo "FAIL $SUITE tests cannot run: $1"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 [ "$(id -u)" = 0 ] || cant "not root"
 [ -e /sys/kernel/btf/vmlinux ] || cant "no kernel BTF"
 . "$(dirname "$0")/../cuda/lib.sh"

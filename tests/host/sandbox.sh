@@ -63,14 +63,14 @@ launch() {
 	shift 2
 	"$@" >"$log" 2>&1 &
 	dpid=$!
-	# Up to 90 s: under strace and ASan on a loaded 2-core host, attaching
-	# every probe alone has taken over 15 s.
-	for _ in $(seq 900); do
-		grep -q "gpurecd: ready" "$log" && break
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q "gpurecd: ready" "$log" || { cat "$log"; skip "gpurecd did not start (BPF unavailable?)"; }
+	# Under strace and ASan on a loaded 2-core host, attaching every
+	# probe alone has taken over 15 s: 60 s scaled to the load.
+	wait_ready "$log" "$dpid" 60
+	case $? in
+	1) cat "$log"; skip "gpurecd did not start (BPF unavailable?)" ;;
+	2) cat "$log"; bad "gpurecd ready" "still starting after $WAITED"
+	   finish; exit 1 ;;
+	esac
 	gpid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$data/status.json")
 }
 # halt NAME: SIGTERM to gpurecd; it (and strace, which exits as its

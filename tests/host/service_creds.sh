@@ -53,11 +53,12 @@ datadir() { mkdir -m 0750 "$1" && chown "$U:$U" "$1"; }
 
 # as_gpurecd CAPS LOG DIR ARGS...: starts gpurecd as U:U with CAPS
 # (ambient, inheritable, bounding) and the unit's umask, on DIR, and waits
-# until it is ready; dpid is its pid.  HIDE="DIR...": in a mount
-# namespace of its own where each DIR is an empty tmpfs (the runs that
-# need not attach the toolkit's libraries hide /usr/local: the kernel
-# takes some 30 s to remove their 300 uprobes).  STRACE=FILE: under
-# strace -f -c, its summary in FILE.
+# until it is ready (wait_ready's status: 0 ready, 1 it exited, 2 not
+# ready after 60 s scaled to the load); dpid is its pid.  HIDE="DIR...":
+# in a mount namespace of its own where each DIR is an empty tmpfs (the
+# runs that need not attach the toolkit's libraries hide /usr/local: the
+# kernel takes some 30 s to remove their 300 uprobes).  STRACE=FILE:
+# under strace -f -c, its summary in FILE.
 as_gpurecd() {
 	local caps log=$1 dir=$2; caps=$(plus "$3"); shift 3
 	local cmd=(setpriv --reuid="$U" --regid="$U" --clear-groups --inh-caps="$caps"
@@ -71,8 +72,7 @@ as_gpurecd() {
 	fi
 	(umask 0027; exec "${cmd[@]}") >"$log" 2>&1 &
 	dpid=$!
-	for _ in $(seq 900); do grep -q "gpurecd: ready" "$log" && return 0; kill -0 $dpid 2>/dev/null || break; sleep 0.1; done
-	return 1
+	wait_ready "$log" "$dpid" 60
 }
 stop() { kill -TERM "$dpid" 2>/dev/null; wait "$dpid"; local rc=$?; dpid=; return $rc; }
 # as UID [GROUPS] -- gpurec ARGS: runs the query program as UID.
@@ -106,7 +106,12 @@ L="$T/gpurecd.log"
 "$W/drv_calls" "$T/go.old" >"$T/old.out" & po=$!
 sleep 0.2 # its early calls are made before gpurecd starts
 NOTIFY_SOCKET=$NS_PATH WATCHDOG_USEC=1000000 \
-	as_gpurecd "$L" "$D" "$CAPS" "${LIBS[@]}" || { cat "$L"; skip "gpurecd did not start as uid $U (BPF unavailable?)"; }
+	as_gpurecd "$L" "$D" "$CAPS" "${LIBS[@]}"
+case $? in
+1) cat "$L"; skip "gpurecd did not start as uid $U (BPF unavailable?)" ;;
+2) cat "$L"; bad "gpurecd ready as uid $U" "still starting after $WAITED"
+   finish; exit 1 ;;
+esac
 # procst FIELD: gpurecd's /proc status line (capabilities by name).
 procst() {
 	local v; v=$(awk -v f="$1:" '$1 == f { print $2 }' /proc/$dpid/status)

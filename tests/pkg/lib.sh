@@ -5,18 +5,18 @@
 # make_root DIR: a Debian 12 (bookworm) minbase root with systemd, made by
 # debootstrap from deb.debian.org once and then unpacked from its cache
 # (build/cache, or $GPUREC_PKG_CACHE).
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
 eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
 skip() {
 	if [ "${CI:-}" = true ]; then
 		echo "FAIL ${SUITE} tests cannot run in CI: $1"
-		echo "0 passed, 1 failed"; exit 1
+		echo "0 passed, 1 failed, 0 skipped"; exit 1
 	fi
 	echo "skip ${SUITE} tests: $1"; echo "0 passed, 0 failed, 1 skipped"; exit 0
 }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
+finish() { echo "$pass passed, $fail failed, $skipped skipped"; [ "$fail" -eq 0 ]; }
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 VERSION=$(sed -n 's/^#define GPUREC_VERSION "\(.*\)"/\1/p' common/version.h)

@@ -13,11 +13,11 @@
 # Usage: service.sh [GPURECD]  (default build/gpurecd)
 set -uo pipefail
 GPURECD=${1:-build/gpurecd}
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
 eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
+finish() { echo "$pass passed, $fail failed, $skipped skipped"; [ "$fail" -eq 0 ]; }
 
 for t in systemd-analyze systemd-sysusers systemd-tmpfiles; do
 	command -v $t >/dev/null || { bad "$t" "not installed (packaging/deps.sh)"; finish; exit 1; }
@@ -63,7 +63,8 @@ eq "Type=notify with a watchdog" "$(sed -n 's/^\(Type\|WatchdogSec\)=//p' "$UNIT
 
 if [ "$(id -u)" != 0 ]; then
 	if [ "${CI:-}" = true ]; then bad "sysusers and tmpfiles" "not root (tmpfiles chowns)"; finish; exit 1; fi
-	echo "skip sysusers and tmpfiles: not root"; finish; exit
+	echo "skip sysusers and tmpfiles: not root"; skipped=$((skipped + 1))
+	finish; exit
 fi
 S="$T/sys"
 mkdir -p "$S/etc" "$S/usr/lib/sysusers.d" "$S/usr/lib/tmpfiles.d" "$S/var/lib"

@@ -3,7 +3,8 @@
  * Each test file defines TEST(name) functions and lists them in a
  * TEST_LIST; main() comes from TEST_MAIN().  A failed CHECK prints the file,
  * line and expression, marks the test failed, and returns from it.  The run
- * ends with "N passed, N failed" on a line of its own, which CI reads.
+ * ends with "N passed, N failed, N skipped" on a line of its own, which CI
+ * reads; a test that sets gr_test_skipped_ is counted skipped, not passed.
  */
 #ifndef GR_TEST_H
 #define GR_TEST_H
@@ -14,6 +15,9 @@
 #include <string.h>
 
 static int gr_test_failed_;
+/* Set by a test that could not run here (after printing why): it is
+ * counted skipped, not passed. */
+static int gr_test_skipped_;
 
 #define TEST(name) static void test_##name(void)
 
@@ -61,20 +65,23 @@ struct gr_test_case {
 	int main(int argc, char **argv)                                        \
 	{                                                                      \
 		static const struct gr_test_case cases[] = { __VA_ARGS__ };        \
-		int passed = 0, failed = 0;                                        \
+		int passed = 0, failed = 0, skipped = 0;                           \
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {   \
 			if (argc > 1 && strcmp(argv[1], cases[i].name) != 0)           \
 				continue;                                                  \
-			gr_test_failed_ = 0;                                           \
+			gr_test_failed_ = gr_test_skipped_ = 0;                        \
 			cases[i].fn();                                                 \
-			printf("%s %s\n", gr_test_failed_ ? "FAIL" : "ok  ",           \
-			       cases[i].name);                                         \
+			printf("%s %s\n", gr_test_failed_ ? "FAIL" :                   \
+			       gr_test_skipped_ ? "skip" : "ok  ", cases[i].name);     \
 			if (gr_test_failed_)                                           \
 				failed++;                                                  \
+			else if (gr_test_skipped_)                                     \
+				skipped++;                                                 \
 			else                                                           \
 				passed++;                                                  \
 		}                                                                  \
-		printf("%d passed, %d failed\n", passed, failed);                  \
+		printf("%d passed, %d failed, %d skipped\n", passed, failed,       \
+		       skipped);                                                   \
 		return failed ? 1 : 0;                                             \
 	}
 

@@ -146,6 +146,8 @@ TEST(file_every_key)
 			       "duration = 90\n"
 			       "max-disk = 2G\n"
 			       "keep-free = 512M\n"
+			       "max-age = 30d\n"
+			       "min_age = 12h\n"
 			       "segment-size = 64M\n"
 			       "segment-age = 15m\n"
 			       "flush-interval = 250\n"
@@ -166,6 +168,8 @@ TEST(file_every_key)
 	CHECK_EQ_INT(c.duration_ns, 90 * NS);
 	CHECK_EQ_INT(c.max_disk, 2LL << 30);
 	CHECK_EQ_INT(c.keep_free, 512LL << 20);
+	CHECK_EQ_INT(c.max_age_ns, 30 * 86400 * NS);
+	CHECK_EQ_INT(c.min_age_ns, 12 * 3600 * NS);
 	CHECK_EQ_INT(c.segment_size, 64LL << 20);
 	CHECK_EQ_INT(c.segment_age_ns, 15 * 60 * NS);
 	CHECK_EQ_INT(c.flush_interval_ns, 250 * MS);
@@ -400,6 +404,10 @@ TEST(durations)
 		{ "--flush-interval", "1s", NS },
 		{ "--flush-interval", "60000", 60 * NS },
 		{ "--flush-interval", "1m", 60 * NS },
+		{ "--max-age", "30d", 30 * 86400 * NS },
+		{ "--max-age", "12h", 12 * 3600 * NS },
+		{ "--max-age", "0", 0 },
+		{ "--min-age", "90", 90 * NS },
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
@@ -409,6 +417,8 @@ TEST(durations)
 		CHECK_EQ_INT(LOAD(&c, NOFILE, (char *)v[i].opt, (char *)v[i].v), 0);
 		got = v[i].opt[2] == 'd' ? c.duration_ns :
 		      v[i].opt[2] == 's' ? c.segment_age_ns :
+		      v[i].opt[3] == 'a' ? c.max_age_ns :
+		      v[i].opt[3] == 'i' ? c.min_age_ns :
 					   c.flush_interval_ns;
 		gr_config__free(&c);
 		if (got != v[i].ns) {
@@ -416,6 +426,30 @@ TEST(durations)
 			CHECK(0);
 		}
 	}
+}
+
+/* max-age below min-age names both: a segment between the two ages would
+ * be due for deletion and spared at once.  Equal is allowed. */
+TEST(max_age_below_min_age)
+{
+	struct gr_config c;
+	char path[64];
+
+	CHECK_ARGV_ERR("max-age (43200s) is shorter than min-age (86400s): "
+		       "segments between the two could not be deleted",
+		       "--max-age", "12h", "--min-age", "1d");
+	CHECK_EQ_INT(LOAD_TEXT(&c, "max-age = 1d\n", path, "--min-age", "2d"),
+		     -EINVAL);
+	CHECK_EQ_STR(err, "max-age (86400s) is shorter than min-age (172800s): "
+			  "segments between the two could not be deleted");
+	CHECK_EQ_INT(LOAD(&c, NOFILE, "--max-age", "1d", "--min-age", "24h"),
+		     0);
+	CHECK_EQ_INT(c.max_age_ns, 86400 * NS);
+	CHECK_EQ_INT(c.min_age_ns, 86400 * NS);
+	gr_config__free(&c);
+	CHECK_EQ_INT(LOAD(&c, NOFILE, "--min-age", "1h"), 0);
+	CHECK_EQ_INT(c.max_age_ns, 0);	/* 0: keep by age, whatever min-age */
+	gr_config__free(&c);
 }
 
 TEST(cuda_libs_order)
@@ -679,6 +713,10 @@ TEST(argv_syntax)
 	CHECK_ARGV_ERR("unknown option '-v'", "-v");
 	CHECK_ARGV_ERR("ambiguous option '--no' (--no-cuda, --no-sched, --no-io, --no-gpu)",
 		       "--no");
+	CHECK_ARGV_ERR("ambiguous option '--max' (--max-disk, --max-age)",
+		       "--max", "1G");
+	CHECK_ARGV_ERR("ambiguous option '--m' (--max-disk, --max-age, --min-age, --memory-max)",
+		       "--m", "1G");
 	CHECK_ARGV_ERR("option --segment-size needs a value", "--segment-size");
 	CHECK_ARGV_ERR("option --config needs a value", "--config");
 	CHECK_ARGV_ERR("option --help takes no value", "--help=yes");
@@ -735,6 +773,7 @@ TEST(print)
 			  "duration = 0\n"
 			  "max-disk = auto\n"
 			  "keep-free = auto\n"
+			  "max-age = 0\n"
 			  "min-age = 0\n"
 			  "segment-size = 256M\n"
 			  "segment-age = 1h\n"
@@ -771,6 +810,7 @@ TEST(print)
 		 "duration = 1500ms\n"
 		 "max-disk = 1536M\n"
 		 "keep-free = 1000\n"
+		 "max-age = 0\n"
 		 "min-age = 0\n"
 		 "segment-size = 3M\n"
 		 "segment-age = 90s\n"
@@ -848,7 +888,7 @@ TEST_MAIN(TEST_ENTRY(defaults) TEST_ENTRY(auto_and_zero)
 	  TEST_ENTRY(file_nul_byte) TEST_ENTRY(file_every_key)
 	  TEST_ENTRY(file_syntax) TEST_ENTRY(argv_overrides_file)
 	  TEST_ENTRY(argv_every_option) TEST_ENTRY(durations)
-	  TEST_ENTRY(cuda_libs_order) TEST_ENTRY(file_unknown_key)
+	  TEST_ENTRY(max_age_below_min_age) TEST_ENTRY(cuda_libs_order) TEST_ENTRY(file_unknown_key)
 	  TEST_ENTRY(file_bad_values) TEST_ENTRY(file_strict)
 	  TEST_ENTRY(check_data_dir) TEST_ENTRY(missing_config_file)
 	  TEST_ENTRY(argv_bad_values) TEST_ENTRY(argv_syntax) TEST_ENTRY(flags)

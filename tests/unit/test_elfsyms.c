@@ -348,7 +348,8 @@ static int build_cu(void)
 	return 0;
 }
 
-/* Returns whether the CUDA tests should be skipped (printing "skip"). */
+/* Returns whether the CUDA tests should be skipped (printing "skip" and
+ * marking the test skipped). */
 static int no_cuda(const char *what)
 {
 	const char *v = getenv("GR_NO_CUDA");
@@ -357,6 +358,7 @@ static int no_cuda(const char *what)
 		return 0;
 	if (v && !strcmp(v, "1")) {
 		printf("skip: %s missing (GR_NO_CUDA=1)\n", what);
+		gr_test_skipped_ = 1;
 		return 1;
 	}
 	fprintf(stderr, "test_elfsyms.c: %s missing; set GR_NO_CUDA=1 to "

@@ -8,6 +8,8 @@
 #include "query/output.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <time.h>
 
 static sqlite3 *db;
 
@@ -36,8 +38,10 @@ struct result {
 	size_t len;
 };
 
-/* Prepares @sql, prints it in @fmt and fills *r (freed by res_free). */
-static int run(const char *sql, enum gr_format fmt, struct result *r)
+/* Prepares @sql, prints it as @opts say and fills *r (freed by
+ * res_free). */
+static int run_opts(const char *sql, const struct gr_output_opts *opts,
+		    struct result *r)
 {
 	sqlite3_stmt *st;
 	FILE *f;
@@ -54,10 +58,18 @@ static int run(const char *sql, enum gr_format fmt, struct result *r)
 		sqlite3_finalize(st);
 		return -1;
 	}
-	r->rc = gr_output__run(st, fmt, f, &r->err);
+	r->rc = gr_output__run_opts(st, opts, f, &r->err);
 	fclose(f);
 	sqlite3_finalize(st);
 	return 0;
+}
+
+/* Prepares @sql, prints it in @fmt and fills *r (freed by res_free). */
+static int run(const char *sql, enum gr_format fmt, struct result *r)
+{
+	struct gr_output_opts opts = { .fmt = fmt };
+
+	return run_opts(sql, &opts, r);
 }
 
 static void res_free(struct result *r)
@@ -65,6 +77,24 @@ static void res_free(struct result *r)
 	free(r->out);
 	free(r->err);
 }
+
+/* Runs @sql as struct gr_output_opts @... say and checks success and the
+ * exact output. */
+#define CHECK_OUT_OPTS(sql, want, ...)                                     \
+	do {                                                               \
+		struct gr_output_opts o_ = { __VA_ARGS__ };                \
+		struct result r_;                                          \
+		int ok_;                                                   \
+		CHECK_EQ_INT(run_opts(sql, &o_, &r_), 0);                  \
+		ok_ = r_.rc == SQLITE_OK && !r_.err &&                     \
+		      r_.len == strlen(want) &&                            \
+		      memcmp(r_.out, want, r_.len) == 0;                   \
+		if (!ok_)                                                  \
+			fprintf(stderr, "rc=%d err=%s\ngot:\n[%s]\nwant:\n[%s]\n", \
+				r_.rc, r_.err ? r_.err : "-", r_.out, want); \
+		res_free(&r_);                                             \
+		CHECK(ok_);                                                \
+	} while (0)
 
 /* Runs @sql in @fmt and checks success and the exact output. */
 #define CHECK_OUT(sql, fmt, want)                                          \
@@ -104,7 +134,9 @@ TEST(format_names)
 	CHECK_EQ_INT(gr_format__parse("json ", &f), -EINVAL);
 	CHECK_EQ_INT(gr_format__parse(NULL, &f), -EINVAL);
 	CHECK_EQ_INT(f, GR_FMT_LINE);	/* untouched on error */
-	for (int i = GR_FMT_TABLE; i <= GR_FMT_LINE; i++) {
+	CHECK_EQ_INT(gr_format__parse("TSV", &f), 0);
+	CHECK_EQ_INT(f, GR_FMT_TSV);
+	for (int i = GR_FMT_TABLE; i <= GR_FMT_TSV; i++) {
 		CHECK_EQ_INT(gr_format__parse(gr_format__name(i), &f), 0);
 		CHECK_EQ_INT(f, i);
 	}
@@ -431,6 +463,238 @@ TEST(json_document)
 	free(buf);
 }
 
+/* ---- times, durations, tsv, headers, streaming, fitting ---------------- */
+
+TEST(durations)
+{
+	static const struct {
+		int64_t ns;
+		const char *want;
+	} v[] = {
+		{ 0, "0 ns" },
+		{ 812, "812 ns" },
+		{ 999, "999 ns" },
+		{ 1000, "1 \xc2\xb5s" },
+		{ 1500, "1.5 \xc2\xb5s" },
+		{ 12345, "12.3 \xc2\xb5s" },
+		{ 999600, "1 ms" },		/* 999.6 µs rounds to 1000 */
+		{ 1250000, "1.25 ms" },
+		{ 1255000, "1.26 ms" },		/* half up */
+		{ 123456789, "123 ms" },
+		{ 3400000000LL, "3.4 s" },
+		{ 59999999999LL, "60 s" },
+		{ 60000000000LL, "1m 0s" },
+		{ 90000000000LL, "1m 30s" },
+		{ 5400000000000LL, "1h 30m 0s" },
+		{ 273605000000000LL, "3d 4h 0m 5s" },
+		{ -1250000, "-1.25 ms" },
+		{ INT64_MIN, "-106751d 23h 47m 16s" },
+	};
+	char buf[GR_TIMEFMT_BUF];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		gr_timefmt__dur(v[i].ns, buf, sizeof(buf));
+		if (strcmp(buf, v[i].want) != 0) {
+			fprintf(stderr, "dur %" PRId64 " -> [%s] want [%s]\n",
+				v[i].ns, buf, v[i].want);
+			CHECK(0);
+		}
+	}
+	gr_timefmt__secs(1795611545123456789LL, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "1795611545.123456789");
+	gr_timefmt__secs(-500000000, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "-0.500000000");
+	gr_timefmt__iso(1795611545123456789LL, 0, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "2026-11-25T12:59:05.123456789Z");
+}
+
+TEST(column_kinds)
+{
+	CHECK_EQ_INT(gr_col_kind__of("ts"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("first_ts"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("TS"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("dur"), GR_COL_DURATION);
+	CHECK_EQ_INT(gr_col_kind__of("gap_ns"), GR_COL_DURATION);
+	/* the schema's TS columns, whatever their names */
+	CHECK_EQ_INT(gr_col_kind__of("minute"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("ts_last"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("start_ts"), GR_COL_TIME);
+	CHECK_EQ_INT(gr_col_kind__of("dur_max"), GR_COL_DURATION);
+	/* words that merely end in the letters are no times */
+	CHECK_EQ_INT(gr_col_kind__of("its"), GR_COL_PLAIN);
+	CHECK_EQ_INT(gr_col_kind__of("events"), GR_COL_PLAIN);
+	CHECK_EQ_INT(gr_col_kind__of("duration"), GR_COL_PLAIN);
+	CHECK_EQ_INT(gr_col_kind__of("minutes"), GR_COL_PLAIN);
+	CHECK_EQ_INT(gr_col_kind__of("ns"), GR_COL_PLAIN);
+	CHECK_EQ_INT(gr_col_kind__of("p50_us"), GR_COL_PLAIN);
+	CHECK_EQ_INT(gr_col_kind__of(""), GR_COL_PLAIN);
+}
+
+/* A time, two durations (one a REAL), a plain number and text in a
+ * column named like a time. */
+static const char q_times[] =
+	"SELECT 1795611545123456789 AS ts, 1250000 AS dur, 812.4 AS wait_ns,"
+	" 5 AS n, 'x' AS end_ts";
+
+TEST(time_formats)
+{
+	/* table and line default to iso; the data formats to ns */
+	CHECK_OUT(q_times, GR_FMT_TABLE,
+		  "ts                                  dur  wait_ns  n  end_ts\n"
+		  "------------------------------  -------  -------  -  ------\n"
+		  "2026-11-25T12:59:05.123456789Z  1.25 ms   812 ns  5  x\n");
+	CHECK_OUT(q_times, GR_FMT_LINE,
+		  "     ts = 2026-11-25T12:59:05.123456789Z\n"
+		  "    dur = 1.25 ms\n"
+		  "wait_ns = 812 ns\n"
+		  "      n = 5\n"
+		  " end_ts = x\n");
+	CHECK_OUT(q_times, GR_FMT_CSV,
+		  "ts,dur,wait_ns,n,end_ts\r\n"
+		  "1795611545123456789,1250000,812.4,5,x\r\n");
+	CHECK_OUT(q_times, GR_FMT_TSV,
+		  "ts\tdur\twait_ns\tn\tend_ts\n"
+		  "1795611545123456789\t1250000\t812.4\t5\tx\n");
+	CHECK_OUT(q_times, GR_FMT_JSON,
+		  "[{\"ts\":1795611545123456789,\"dur\":1250000,"
+		  "\"wait_ns\":812.4,\"n\":5,\"end_ts\":\"x\"}]\n");
+	CHECK_OUT(q_times, GR_FMT_JSONL,
+		  "{\"ts\":1795611545123456789,\"dur\":1250000,"
+		  "\"wait_ns\":812.4,\"n\":5,\"end_ts\":\"x\"}\n");
+
+	/* --time-format iso in the data formats */
+	CHECK_OUT_OPTS(q_times,
+		       "ts,dur,wait_ns,n,end_ts\r\n"
+		       "2026-11-25T12:59:05.123456789Z,1.25 ms,812 ns,5,x\r\n",
+		       .fmt = GR_FMT_CSV, .time = GR_TIME_ISO);
+	CHECK_OUT_OPTS(q_times,
+		       "{\"ts\":\"2026-11-25T12:59:05.123456789Z\","
+		       "\"dur\":\"1.25 ms\",\"wait_ns\":\"812 ns\",\"n\":5,"
+		       "\"end_ts\":\"x\"}\n",
+		       .fmt = GR_FMT_JSONL, .time = GR_TIME_ISO);
+	/* ns in the person's formats */
+	CHECK_OUT_OPTS(q_times,
+		       "                 ts      dur  wait_ns  n  end_ts\n"
+		       "-------------------  -------  -------  -  ------\n"
+		       "1795611545123456789  1250000    812.4  5  x\n",
+		       .fmt = GR_FMT_TABLE, .time = GR_TIME_NS);
+	/* s: numbers, nine decimals, JSON numbers not strings */
+	CHECK_OUT_OPTS(q_times,
+		       "[{\"ts\":1795611545.123456789,\"dur\":0.001250000,"
+		       "\"wait_ns\":0.000000812,\"n\":5,\"end_ts\":\"x\"}]\n",
+		       .fmt = GR_FMT_JSON, .time = GR_TIME_S);
+	CHECK_OUT_OPTS(q_times,
+		       "1795611545.123456789\t0.001250000\t0.000000812\t5\tx\n",
+		       .fmt = GR_FMT_TSV, .time = GR_TIME_S, .no_header = 1);
+	CHECK_OUT_OPTS(q_times,
+		       "                  ts          dur      wait_ns  n  end_ts\n"
+		       "--------------------  -----------  -----------  -  ------\n"
+		       "1795611545.123456789  0.001250000  0.000000812  5  x\n",
+		       .fmt = GR_FMT_TABLE, .time = GR_TIME_S);
+
+	/* local: the offset in force at that instant, DST included */
+	const char *tz = getenv("TZ");
+	char *saved = tz ? strdup(tz) : NULL;
+
+	setenv("TZ", "Europe/Berlin", 1);
+	tzset();
+	CHECK_OUT_OPTS(q_times,
+		       "ts,dur,wait_ns,n,end_ts\r\n"
+		       "2026-11-25T13:59:05.123456789+01:00,1.25 ms,812 ns,5,x\r\n",
+		       .fmt = GR_FMT_CSV, .time = GR_TIME_LOCAL);
+	CHECK_OUT_OPTS("SELECT 1782900000000000000 AS ts",	/* July */
+		       "ts = 2026-07-01T12:00:00.000000000+02:00\n",
+		       .fmt = GR_FMT_LINE, .time = GR_TIME_LOCAL);
+	setenv("TZ", "Asia/Kolkata", 1);
+	tzset();
+	CHECK_OUT_OPTS(q_times,
+		       "[{\"ts\":\"2026-11-25T18:29:05.123456789+05:30\","
+		       "\"dur\":\"1.25 ms\",\"wait_ns\":\"812 ns\",\"n\":5,"
+		       "\"end_ts\":\"x\"}]\n",
+		       .fmt = GR_FMT_JSON, .time = GR_TIME_LOCAL);
+	if (saved)
+		setenv("TZ", saved, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+	free(saved);
+
+	/* NULL and text stay as they are */
+	CHECK_OUT("SELECT NULL AS ts, 'soon' AS dur", GR_FMT_CSV,
+		  "ts,dur\r\n,soon\r\n");
+}
+
+TEST(tsv_and_headers)
+{
+	CHECK_OUT(q_people, GR_FMT_TSV,
+		  "id\tname\tscore\tnote\n"
+		  "1\talice\t2.5\tplain\n"
+		  "2\tbob, jr.\t-3.0\t\n"
+		  "-30\tquote \"q\"\t1.0e+20\tline1\\nline2\\ttab\n"
+		  "4\tZo\xc3\xab \xe2\x98\x83\t0.1\t lead\n");
+	CHECK_OUT("SELECT 'a\\b' || char(13) AS [t\tab]", GR_FMT_TSV,
+		  "t\\tab\na\\\\b\\r\n");
+	CHECK_OUT("SELECT 1 AS a WHERE 0", GR_FMT_TSV, "a\n");
+	CHECK_OUT_OPTS("SELECT 1 AS a WHERE 0", "", .fmt = GR_FMT_TSV,
+		       .no_header = 1);
+	CHECK_OUT_OPTS(q_people,
+		       "1,alice,2.5,plain\r\n"
+		       "2,\"bob, jr.\",-3.0,\r\n"
+		       "-30,\"quote \"\"q\"\"\",1.0e+20,\"line1\nline2\ttab\"\r\n"
+		       "4,Zo\xc3\xab \xe2\x98\x83,0.1,\" lead\"\r\n",
+		       .fmt = GR_FMT_CSV, .no_header = 1);
+	/* no header: widths from the values alone */
+	CHECK_OUT_OPTS("SELECT 1 AS long_name, 'x' AS other", "1  x\n",
+		       .fmt = GR_FMT_TABLE, .no_header = 1);
+}
+
+TEST(table_streams)
+{
+	/* 200 rows size the columns; row 202 widens s from there on and
+	 * nothing printed before it moves */
+	struct result r;
+	char *p;
+
+	CHECK_EQ_INT(run("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL"
+			 " SELECT i + 1 FROM c WHERE i < 203)"
+			 " SELECT CASE i WHEN 202 THEN 'wide-value' ELSE 'v'"
+			 " END AS s, i FROM c", GR_FMT_TABLE, &r), 0);
+	CHECK_EQ_INT(r.rc, SQLITE_OK);
+	CHECK(r.out && strncmp(r.out, "s    i\n-  ---\nv    1\n", 21) == 0);
+	p = r.out ? strstr(r.out, "v  200\n") : NULL;
+	CHECK(p != NULL);
+	if (p)
+		CHECK_EQ_STR(p, "v  200\n"
+				"v  201\n"
+				"wide-value  202\n"
+				"v           203\n");
+	res_free(&r);
+}
+
+TEST(table_fits_width)
+{
+	CHECK_OUT_OPTS("SELECT 'abc' AS a, 'a long value that goes on' AS b"
+		       " UNION ALL SELECT 'de', 'short'",
+		       "a    b\n"
+		       "---  --------------\xe2\x80\xa6\n"
+		       "abc  a long value t\xe2\x80\xa6\n"
+		       "de   short\n",
+		       .fmt = GR_FMT_TABLE, .width = 20);
+	/* a column is a code point, escapes included */
+	CHECK_OUT_OPTS("SELECT 'Zo\xc3\xab \xe2\x98\x83\xe2\x98\x83' AS n, "
+		       "'a' || char(10) || 'b' AS m",
+		       "n       m\n"
+		       "------  --\xe2\x80\xa6\n"
+		       "Zo\xc3\xab \xe2\x98\x83\xe2\x98\x83  a\\\xe2\x80\xa6\n",
+		       .fmt = GR_FMT_TABLE, .width = 11);
+	/* exactly the width: no cut */
+	CHECK_OUT_OPTS("SELECT 'abcd' AS x", "x\n----\nabcd\n",
+		       .fmt = GR_FMT_TABLE, .width = 4);
+	/* other formats are never cut */
+	CHECK_OUT_OPTS("SELECT 'abcdefgh' AS x", "x\r\nabcdefgh\r\n",
+		       .fmt = GR_FMT_CSV, .width = 4);
+}
+
 TEST_MAIN(
 	TEST_ENTRY(format_names)
 	TEST_ENTRY(table)
@@ -448,4 +712,10 @@ TEST_MAIN(
 	TEST_ENTRY(write_error)
 	TEST_ENTRY(bad_format)
 	TEST_ENTRY(json_document)
+	TEST_ENTRY(durations)
+	TEST_ENTRY(column_kinds)
+	TEST_ENTRY(time_formats)
+	TEST_ENTRY(tsv_and_headers)
+	TEST_ENTRY(table_streams)
+	TEST_ENTRY(table_fits_width)
 )

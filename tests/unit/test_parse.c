@@ -212,10 +212,10 @@ TEST(time_rfc3339)
 TEST(time_bad)
 {
 	static const char *const inval[] = {
-		"", "yesterday", "-5m", "now ", " now",
-		"2026-11-22",
-		"2026-11-22T14:00:00",		/* no offset */
-		"2026-11-22T14:00Z",		/* no seconds */
+		"", "now ", " now", "yester day", "+", "-", "ago", "2h ago ",
+		"+2h ago", "1h 30", "30 1h", "5 parsecs", "1h,30m", "@", "@-5",
+		"@1.", "@1e9", "2026-11-22T", "2026-11-22 14", "2026-11-22 14:0",
+		"25:00", "1:00",
 		"2026-11-22T14:00:00ZZ",
 		"2026-11-22T14:00:00Z ",
 		"2026-11-22X14:00:00Z",
@@ -255,6 +255,76 @@ TEST(time_bad)
 	CHECK_EQ_INT(gr_parse_time("9999-12-31T23:59:59Z", 0, &out), -ERANGE);
 	CHECK_EQ_INT(gr_parse_time("0000-01-01T00:00:00Z", 0, &out), -ERANGE);
 	CHECK_EQ_INT(out, 42);
+}
+
+/* journalctl's forms (systemd.time(7)); local ones under a fixed TZ.
+ * Expected values: Python's datetime with zoneinfo. */
+TEST(time_journalctl)
+{
+	/* 2026-11-25T12:59:05.123456789Z, 13:59:05 in Berlin (CET, +01:00) */
+	const int64_t now = 1795611545123456789LL;
+	static const struct {
+		const char *s;
+		int64_t v;
+	} v[] = {
+		{ "today", 1795561200LL * NS },		/* 2026-11-25 00:00 CET */
+		{ "TODAY", 1795561200LL * NS },
+		{ "yesterday", 1795474800LL * NS },
+		{ "tomorrow", 1795647600LL * NS },
+		{ "-2h", 1795604345123456789LL },
+		{ "2h", 1795604345123456789LL },
+		{ "2h ago", 1795604345123456789LL },
+		{ "+2h", 1795618745123456789LL },
+		{ "1h30m", 1795606145123456789LL },
+		{ "1h 30min", 1795606145123456789LL },
+		{ "-1h 30min", 1795606145123456789LL },
+		{ "2 days", 1795438745123456789LL },
+		{ "1w", 1795006745123456789LL },
+		{ "500ms", 1795611544623456789LL },
+		{ "2026-11-25 10:00", 1795597200LL * NS },	/* 09:00Z */
+		{ "2026-11-25 10:00:05", 1795597205LL * NS },
+		{ "2026-11-25T10:00:05.5", 1795597205500000000LL },
+		{ "2026-11-25", 1795561200LL * NS },
+		{ "2026-07-01 12:00", 1782900000LL * NS },	/* CEST, +02:00 */
+		{ "2026-11-25T10:00:05Z", 1795600805LL * NS },
+		{ "2026-11-25 10:00Z", 1795600800LL * NS },
+		{ "2026-11-25T10:00:05+05:30", 1795581005LL * NS },
+		{ "@1795611544", 1795611544LL * NS },
+		{ "@1795611544.457481221", 1795611544457481221LL },
+		{ "@0", 0 },
+		{ "10:00", 1795597200LL * NS },		/* today, local */
+		{ "10:00:05.25", 1795597205250000000LL },
+	};
+	const char *tz = getenv("TZ");
+	char *saved = tz ? strdup(tz) : NULL;
+
+	setenv("TZ", "Europe/Berlin", 1);
+	tzset();
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		int64_t out = 42;
+
+		if (gr_parse_time(v[i].s, now, &out) != 0 || out != v[i].v) {
+			fprintf(stderr, "time \"%s\" -> %" PRId64 " want %"
+				PRId64 "\n", v[i].s, out, v[i].v);
+			CHECK(0);
+		}
+	}
+	/* another zone moves only the local forms */
+	setenv("TZ", "America/New_York", 1);
+	tzset();
+	int64_t out = 42;
+	CHECK_EQ_INT(gr_parse_time("2026-11-25 10:00", now, &out), 0);
+	CHECK_EQ_INT(out, 1795618800LL * NS);		/* 15:00Z, EST */
+	CHECK_EQ_INT(gr_parse_time("today", now, &out), 0);
+	CHECK_EQ_INT(out, 1795582800LL * NS);		/* 05:00Z */
+	CHECK_EQ_INT(gr_parse_time("2026-11-25T10:00:05Z", now, &out), 0);
+	CHECK_EQ_INT(out, 1795600805LL * NS);
+	if (saved)
+		setenv("TZ", saved, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+	free(saved);
 }
 
 TEST(format)
@@ -352,6 +422,7 @@ TEST_MAIN(
 	TEST_ENTRY(time_relative)
 	TEST_ENTRY(time_rfc3339)
 	TEST_ENTRY(time_bad)
+	TEST_ENTRY(time_journalctl)
 	TEST_ENTRY(format)
 	TEST_ENTRY(format_nospc)
 	TEST_ENTRY(round_trip_sweep)

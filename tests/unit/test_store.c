@@ -535,6 +535,91 @@ TEST(retention_spares_segments_younger_than_min_age)
 	CHECK_EQ_INT(st.segments, 6);
 	CHECK_EQ_INT(st.deleted, 0);
 	CHECK(st.disk_bytes > (64 << 10));
+	/* Over max_disk, and it says which budget min_age keeps it over. */
+	CHECK(st.over_budget && !strcmp(st.over_budget, "max-disk"));
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	CHECK_EQ_INT(count_lines(dir, "delete "), 0);
+	rmrf(dir);
+	free(dir);
+}
+
+/* Writes @nseg segments of 100 runq events each, the newest @age_s
+ * seconds before now, sealing each. */
+static void write_aged(struct gr_writer *w, int nseg, int64_t age_s)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t newest = ((int64_t)now.tv_sec - age_s) * 1000000000;
+	int64_t v[GR_MAX_COLS] = { 0 };
+	v[GR_runq_comm] = gr_writer__intern(w, "t", 1);
+	for (int r = 0; r < nseg; r++) {
+		for (int i = 0; i < 100; i++) {
+			v[GR_runq_ts] = newest - 1000 * (99 - i);
+			v[GR_runq_dur] = i;
+			CHECK_EQ_INT(gr_writer__append(w, GR_T_runq, v, 0), 0);
+		}
+		CHECK_EQ_INT(gr_writer__rotate(w), 0);
+	}
+}
+
+/* max_age: a sealed segment whose newest event is older goes, logged in
+ * the MANIFEST with reason max-age and counted apart; younger ones stay,
+ * however little space they use. */
+TEST(retention_deletes_segments_older_than_max_age)
+{
+	char *dir = tmpdir();
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet,
+				    .max_age_ns = 86400ll * 1000000000 };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	write_aged(w, 3, 3 * 86400);
+	write_aged(w, 2, 3600);
+	struct gr_writer_stats st;
+	gr_writer__stats(w, &st);
+	CHECK_EQ_INT(st.segments, 5);
+	CHECK_EQ_INT(st.deleted, 3);
+	CHECK_EQ_INT(st.deleted_max_age, 3);
+	CHECK(st.over_budget == NULL);
+	CHECK_EQ_INT(gr_writer__close(w), 0);
+	struct gr_manifest m;
+	CHECK_EQ_INT(gr_manifest__read(dir, &m), 0);
+	CHECK_EQ_INT(m.n, 5);
+	for (int i = 0; i < m.n; i++)
+		CHECK_EQ_INT(m.e[i].deleted, i < 3);
+	gr_manifest__free(&m);
+	CHECK_EQ_INT(count_lines(dir, "delete "), 3);
+	char path[512], line[1024];
+	int aged = 0;
+	snprintf(path, sizeof(path), "%s/MANIFEST", dir);
+	FILE *f = fopen(path, "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f))
+		aged += !strncmp(line, "delete ", 7) &&
+			strstr(line, " reason=max-age ") != NULL;
+	fclose(f);
+	CHECK_EQ_INT(aged, 3);
+	rmrf(dir);
+	free(dir);
+}
+
+/* min_age wins over max_age: segments of old events sealed just now stay
+ * until they are min_age old. */
+TEST(min_age_spares_segments_max_age_would_delete)
+{
+	char *dir = tmpdir();
+	struct gr_store_opts so = { .dir = dir, .host = "h", .no_immutable = 1,
+				    .log = quiet,
+				    .max_age_ns = 86400ll * 1000000000,
+				    .min_age_ns = 3600ll * 1000000000 };
+	struct gr_writer *w = gr_writer__open(&so);
+	CHECK(w);
+	write_aged(w, 3, 3 * 86400);
+	struct gr_writer_stats st;
+	gr_writer__stats(w, &st);
+	CHECK_EQ_INT(st.segments, 3);
+	CHECK_EQ_INT(st.deleted, 0);
+	CHECK(st.over_budget == NULL);	/* no size budget set */
 	CHECK_EQ_INT(gr_writer__close(w), 0);
 	CHECK_EQ_INT(count_lines(dir, "delete "), 0);
 	rmrf(dir);
@@ -1119,6 +1204,8 @@ TEST(sealed_not_in_manifest_is_sealing_then_appended)
 TEST_MAIN(TEST_ENTRY(segment_temp_name_swept_at_open)
 	  TEST_ENTRY(planted_symlinks_refused)
 	  TEST_ENTRY(retention_spares_segments_younger_than_min_age)
+	  TEST_ENTRY(retention_deletes_segments_older_than_max_age)
+	  TEST_ENTRY(min_age_spares_segments_max_age_would_delete)
 	  TEST_ENTRY(failed_flush_is_undone) TEST_ENTRY(seal_waits_for_readers)
 	  TEST_ENTRY(failed_block_write_drops_not_overflows)
 	  TEST_ENTRY(one_writer_per_directory) TEST_ENTRY(rotation_by_age)
