@@ -54,6 +54,8 @@ QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
              query/report.c query/cuda_errors.c query/status.c query/export.c \
              query/seal.c query/limits.c \
              query/perfetto.c query/cli.c
+# Did-you-mean and the global filters' check (report parameters).
+QUERY_SRC += query/suggest.c query/filters.c
 # The shared containers (common/hmap.c) go wherever common/parse.c goes.
 STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
@@ -188,6 +190,8 @@ $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		recorder/config.c recorder/cgroup.c $(SYM_SRC) $(DECODE_SRC) \
 		$(GPU_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
+# Did-you-mean, alone.
+$(B)/asan/test_suggest: $(call obj,$(B)/asan,query/suggest.c)
 # The CUDA decoders, without BPF (no skeleton: root-free).
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \
 		recorder/cuda/nccl.c recorder/cuda/apis.c)
@@ -201,6 +205,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/run.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/limits.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/params.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh

@@ -1,6 +1,6 @@
 -- name: recording
 -- description: what the recording holds: segments per host, span, disk use, events per table, drops by source, the recorder's runs and the unrecorded time between them (a restart or a crash), gaps between segments
--- param: gap_s=60 a gap between consecutive segments longer than this (seconds) is listed
+-- param: gap_s:duration=60s a gap between consecutive segments longer than this is listed (digits alone: seconds)
 WITH s AS (
   SELECT *, lag(end_ts) OVER (PARTITION BY host ORDER BY start_ts) AS prev_end
   FROM segments
@@ -50,4 +50,4 @@ FROM r WHERE gap_ns IS NOT NULL
 UNION ALL
 SELECT 'gap', host || ' ' || prev_end || ' .. ' || start_ts, path,
        round((start_ts - prev_end) / 1e9, 3)
-FROM s WHERE prev_end IS NOT NULL AND start_ts - prev_end > :gap_s * 1000000000
+FROM s WHERE prev_end IS NOT NULL AND start_ts - prev_end > :gap_s

@@ -107,10 +107,10 @@ synth --data "$LG" --events 1000 --interval 1000000 --start "$S_NS" \
 stk="python3;_PyEval_EvalFrameDefault;time_sleep;clock_nanosleep;entry_SYSCALL_64;__x64_sys_clock_nanosleep;hrtimer_nanosleep;do_nanosleep;schedule"
 eq "report launch-gaps: after the last launch, to the last event seen; off-CPU by state, top stack" \
 	"$(qa --data "$LG" --pid 41000 report launch-gaps)" \
-	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1997000000)),1001.0,(last seen),167.0,\"S 143.0 ms, D 24.0 ms\",$stk,84.0,0,0,0,0,0,synthetic"
+	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1997000000)),1001.0,(last seen),167.0,\"S 143.0 ms, D 24.0 ms\",84.0,0,0,0,0,0,synthetic,$stk"
 eq "report launch-gaps --until: the pause ends with the window, its off-CPU time clipped" \
 	"$(qa --data "$LG" --pid 41000 --until "$(rfc $((S + 1)) | sed 's/Z$/.5Z/')" report launch-gaps)" \
-	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1500000000)),504.0,(last seen),83.0,\"S 71.0 ms, D 12.0 ms\",$stk,42.0,0,0,0,0,0,synthetic"
+	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1500000000)),504.0,(last seen),83.0,\"S 71.0 ms, D 12.0 ms\",42.0,0,0,0,0,0,synthetic,$stk"
 eq "--pid filters" "$(q --data "$A" --pid 41017 sql 'SELECT count(*), min(pid), max(pid) FROM cuda_kernel')" "25000,41017,41017"
 eq "integer filters pushed down agree" \
 	"$(q --data "$A" sql "SELECT count(*) FROM cuda_kernel WHERE grid_x >= 64 AND block_x < 256")" \

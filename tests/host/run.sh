@@ -282,7 +282,7 @@ eqd "(pthexit) one exit row, when the last thread exits, with its status" \
 	"1,1280,1 " "SELECT * FROM process WHERE pid = $pid_pth ORDER BY ts"
 
 eq "(report) process: the short-lived process's story, exit status last" \
-	"$(rep report process --param pid=$pid_exit | awk -F, '$1 == "identity" && ($2 == "exe" || $2 == "ppid") || $1 == "exit" && $2 == "exit_code" || $1 == "cuda errors" { print $1 ":" $2 "=" $3 "/" $4 }' | tr '\n' ' ')" \
+	"$(rep report process --param pid=$pid_exit | awk -F, '$1 == "identity" && ($2 == "exe" || $2 == "ppid") || $1 == "exit" && $2 == "exit_code" || $1 == "cuda errors" { print $1 ":" $2 "=" $4 "/" $3 }' | tr '\n' ' ')" \
 	"identity:ppid=$$/ identity:exe=$(realpath "$HL")/ cuda errors:cudaMalloc 35=cudaErrorInsufficientDriver/1 exit:exit_code=1792/ "
 
 # 6. The Kubernetes-shaped cgroup: pod uid (dashed) and container id.
