@@ -251,6 +251,10 @@ eq "top-kernels: pct is the share of launches" \
 eq "launch-gaps: the top stack last" "$(head1 --data "$A" report launch-gaps)" \
 	"pid,tid,comm,gap_start,gap_end,gap_ms,ended_by,offcpu_ms,states,top_stack_ms,file_calls,reads,read_bytes,writes,write_bytes,host,top_stack"
 eq "process: the value last" "$(head1 --data "$A" report process --pid 41017)" "section,item,n,value"
+eq "recording: the value last" "$(qa --data "$A" report recording | grep -v '^run,')" \
+	"segments,alpha,1,\"1 sealed, $(qa --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\"
+span,alpha,99.999,$S_NS .. $((S_NS + 99999000000))
+events,cuda_kernel,100000,"
 eq "report list: the description last" "$(head1 report list)" "report,parameters,description"
 
 echo "$pass passed, $fail failed"

@@ -34,9 +34,9 @@ eq "segments listed" "$(q --data "$A" sql 'SELECT count(*), sum(events), sum(sea
 qa() { "$GPUREC" --format csv "$@" 2>"$T/stderr" | tr -d '\r' | tail -n +2; }
 eq "report recording: segments, span, events, no gap over 60 s" \
 	"$(qa --data "$A" report recording | grep -v '^run,' | tr '\n' ' ')" \
-	"segments,alpha,\"5 sealed, $(q --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\",5 span,alpha,$S_NS .. $((S_NS + 99999000000)),99.999 events,cuda_kernel,,100000 "
+	"segments,alpha,5,\"5 sealed, $(q --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\" span,alpha,99.999,$S_NS .. $((S_NS + 99999000000)) events,cuda_kernel,100000, "
 eq "report recording --param gap_s=0: the 1 ms between each two segments" \
-	"$(qa --data "$A" report recording --param gap_s=0 | grep -c '^gap,.*,0.001$')" 4
+	"$(qa --data "$A" report recording --param gap_s=0 | grep -c '^gap,[^,]*,0.001,')" 4
 
 # runs: each recorder run from the manifest's start and stop lines.  The
 # synthetic writer ran once on $A.
@@ -56,7 +56,7 @@ eq "runs: killed, stopped, running; pids; each gap from the run before" \
 	"$(q --data "$R" sql "SELECT group_concat(run || ':' || ended || ':' || coalesce(events, '-') || ':' || (pid > 0) || ':' || coalesce(gap_ns > 0, '-') || ':' || host, ' ') FROM runs")" \
 	"1:crashed:-:1:-:beta 2:stopped:300:1:1:beta 3:running:-:1:1:beta"
 eq "report recording: an unrecorded time per restart or crash, with its cause" \
-	"$(qa --data "$R" report recording | sed -n 's/^unrecorded,[^,]*,"\?\([a-z]*\):.*/\1/p' | tr '\n' ' ')" \
+	"$(qa --data "$R" report recording | sed -n 's/^unrecorded,[^,]*,[^,]*,"\?\([a-z]*\):.*/\1/p' | tr '\n' ' ')" \
 	"crash restart "
 kill "$rp"; wait "$rp" 2>/dev/null
 
