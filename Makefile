@@ -192,6 +192,9 @@ $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
 # Did-you-mean, alone.
 $(B)/asan/test_suggest: $(call obj,$(B)/asan,query/suggest.c)
+# Report headers and typed parameters, over the test's own reports.
+$(B)/asan/test_report: $(call obj,$(B)/asan,query/report.c \
+		query/cuda_errors.c query/cli.c)
 # The CUDA decoders, without BPF (no skeleton: root-free).
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \
 		recorder/cuda/nccl.c recorder/cuda/apis.c)

@@ -1,6 +1,7 @@
 /* main.c - `gpurec`, the query CLI.
  *
- * Subcommands are a {name, function, summary} table (bpftool's shape).
+ * Subcommands are a {name, function, summary, help} table (bpftool's
+ * shape): `gpurec help CMD` and `gpurec CMD --help` print CMD's help.
  * Options may stand before or after the subcommand: getopt_long permutes.
  * Exit status is the product contract: 0 success, 1 a user error (bad SQL,
  * bad option, no data) with one line on stderr naming it, 2 an internal

@@ -35,8 +35,7 @@ static const struct {
 
 /* Sets p's type from its name in the header ("count", "enum(a|b)").
  * Returns 0, or -EPROTO if there is no such type. */
-static int set_type(typeof(((struct gr_report *)0)->params[0]) *p,
-		    const char *t)
+static int set_type(struct gr_report_param *p, const char *t)
 {
 	size_t n = strlen(t);
 
@@ -75,7 +74,7 @@ static int parse_param(struct gr_report *r, const char *line)
 	colon = strchr(spec, ':');
 	if (colon)
 		*colon++ = 0;
-	typeof(r->params[0]) *p = &r->params[r->nparams++];
+	struct gr_report_param *p = &r->params[r->nparams++];
 	rest(spec, p->key, sizeof(p->key));
 	rest(eq ? eq : "", p->def, sizeof(p->def));
 	rest(sp ? sp : "", p->help, sizeof(p->help));
@@ -186,8 +185,7 @@ static int duration(const char *key, const char *v, int64_t *out)
 }
 
 /* What a value of parameter @p must look like, for the error line. */
-static const char *expected(const typeof(((struct gr_report *)0)->params[0])
-			    *p)
+static const char *expected(const struct gr_report_param *p)
 {
 	switch (p->type) {
 	case GR_PT_INT:
@@ -215,7 +213,7 @@ static int convert(const struct gr_report *r, int k, const char *v,
 		   int64_t now_ns, int64_t *num, int *is_num, char *err,
 		   size_t errlen)
 {
-	const typeof(r->params[0]) *p = &r->params[k];
+	const struct gr_report_param *p = &r->params[k];
 	int good;
 
 	*is_num = 0;

@@ -42,6 +42,15 @@ enum gr_param_type {
 	GR_PT_ENUM,
 };
 
+/* One `-- param:` line of a report's header. */
+struct gr_report_param {
+	char key[32];
+	enum gr_param_type type;
+	char type_name[64];   /* as the header spells it: enum(a|b) */
+	char def[64];         /* "" when the parameter must be given */
+	char help[128];
+};
+
 struct gr_report {
 	const char *name;
 	const char *sql;       /* the header and the SELECT: sql_len bytes */
@@ -51,13 +60,7 @@ struct gr_report {
 	const char *raw_sql;
 	char description[256];
 	int nparams;
-	struct {
-		char key[32];
-		enum gr_param_type type;
-		char type_name[64];   /* as the header spells it: enum(a|b) */
-		char def[64];
-		char help[128];
-	} params[GR_REPORT_MAX_PARAMS];
+	struct gr_report_param params[GR_REPORT_MAX_PARAMS];
 	/* Why the header is malformed (a parameter with no type or one
 	 * unknown): a defect of gpurec, reported as internal. */
 	char defect[128];
