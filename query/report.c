@@ -34,12 +34,15 @@ static const struct {
 };
 
 /* Sets p's type from its name in the header ("count", "enum(a|b)").
- * Returns 0, or -EPROTO if there is no such type. */
+ * Returns 0, or -EPROTO if there is no such type (or an enum's list too
+ * long to keep whole). */
 static int set_type(struct gr_report_param *p, const char *t)
 {
 	size_t n = strlen(t);
 
-	snprintf(p->type_name, sizeof(p->type_name), "%s", t);
+	if (n >= sizeof(p->type_name))
+		return -EPROTO;
+	memcpy(p->type_name, t, n + 1);
 	if (!strncmp(t, "enum(", 5) && n > 6 && t[n - 1] == ')') {
 		p->type = GR_PT_ENUM;
 		return 0;
