@@ -1,5 +1,5 @@
 -- name: cuda-api-sum
--- description: per CUDA API: calls, share and total of the time in CUDA calls, avg/min/median/p99/max time, errors, then the API
+-- description: per CUDA API: calls, share and total of the time in CUDA calls, avg/min/median/p99/max time and standard deviation, errors, then the API
 -- param: limit:count=50 most rows shown, by total time
 SELECT sum(calls) AS calls,
        round(100.0 * sum(dur_total) / (SELECT sum(dur_total) FROM sum_api),
@@ -10,6 +10,7 @@ SELECT sum(calls) AS calls,
        hist_quantile(hist, 50) AS med_ns,
        hist_quantile(hist, 99) AS p99_ns,
        max(dur_max) AS max_ns,
+       round(stddev_ns(calls, dur_total, dur_sq), 1) AS stddev_ns,
        sum(errors) AS errors,
        api
 FROM sum_api
@@ -26,6 +27,7 @@ SELECT count(*) AS calls,
        hist_quantile(dur, 50) AS med_ns,
        hist_quantile(dur, 99) AS p99_ns,
        max(dur) AS max_ns,
+       round(stddev_ns(dur), 1) AS stddev_ns,
        sum(ret IS NOT NULL AND ret != 0) AS errors,
        api
 FROM cuda_api

@@ -118,10 +118,10 @@ cuda,minute 1795000020000000000,2500,\"2500 launches, 0 errors\""
 eq "process --host: another host's recording has no such rows" \
 	"$(proc --pid 41017 --host alpha | wc -l) $(proc --pid 41017 --host beta | wc -l)" "3 0"
 eq "cuda-api-sum: the whole recording" \
-	"$(qa --data "$A" report cuda-api-sum | cut -d, -f1,10 | tr '\n' ' ')" \
+	"$(qa --data "$A" report cuda-api-sum | cut -d, -f1,11 | tr '\n' ' ')" \
 	"80000,cudaLaunchKernel 20000,cuLaunchKernelEx "
 eq "cuda-api-sum --pid 41017 --since S+10 s: only its calls in the window" \
-	"$(qa --data "$A" --pid 41017 --since "$(rfc $((S + 10)))" report cuda-api-sum | cut -d, -f1,10 | tr '\n' ' ')" \
+	"$(qa --data "$A" --pid 41017 --since "$(rfc $((S + 10)))" report cuda-api-sum | cut -d, -f1,11 | tr '\n' ' ')" \
 	"$(qa --data "$A" sql "SELECT count(*), api FROM cuda_api WHERE pid = 41017 AND ts >= $((S_NS + 10000000000)) GROUP BY api ORDER BY sum(dur) DESC" | tr '\n' ' ')"
 eq "... 22500 of them" \
 	"$(qa --data "$A" --pid 41017 --since "$(rfc $((S + 10)))" report cuda-api-sum | awk -F, '{ n += $1 } END { print n }')" 22500
@@ -235,11 +235,29 @@ eq "memcpy-pageable: pointers in hex" \
 	"$(qa --data "$W" report memcpy-pageable | grep '^call,' | cut -d, -f13,14)" \
 	"0x7ffc12345000,0x7f0000200000"
 eq "cuda-api-sum: min_ns, and the API last" \
-	"$(head1 --data "$W" report cuda-api-sum) $(qa --data "$W" report cuda-api-sum | cut -d, -f5,10 | tr '\n' ' ')" \
-	"calls,time_pct,total_ns,avg_ns,min_ns,med_ns,p99_ns,max_ns,errors,api 3000,cudaFree 5000,cudaMalloc 9000,cudaMemcpyAsync "
+	"$(head1 --data "$W" report cuda-api-sum) $(qa --data "$W" report cuda-api-sum | cut -d, -f5,11 | tr '\n' ' ')" \
+	"calls,time_pct,total_ns,avg_ns,min_ns,med_ns,p99_ns,max_ns,stddev_ns,errors,api 3000,cudaFree 5000,cudaMalloc 9000,cudaMemcpyAsync "
 eq "cuda-api-sum min_ns is min(dur) over the raw calls, summaries and --raw alike" \
-	"$(qa --data "$W" report cuda-api-sum | cut -d, -f5,10 | tr '\n' ' ')| $(qa --data "$W" report cuda-api-sum --raw | cut -d, -f5,10 | tr '\n' ' ')" \
+	"$(qa --data "$W" report cuda-api-sum | cut -d, -f5,11 | tr '\n' ' ')| $(qa --data "$W" report cuda-api-sum --raw | cut -d, -f5,11 | tr '\n' ' ')" \
 	"$(qa --data "$W" sql 'SELECT min(dur), api FROM cuda_api GROUP BY api ORDER BY sum(dur) DESC, api' | tr '\n' ' ')| $(qa --data "$W" sql 'SELECT min(dur), api FROM cuda_api GROUP BY api ORDER BY sum(dur) DESC, api' | tr '\n' ' ')"
+eq "cuda-api-sum stddev_ns: the sample standard deviation of the raw calls" \
+	"$(qa --data "$W" report cuda-api-sum | cut -d, -f9,11 | tr '\n' ' ')" \
+	"$(qa --data "$W" sql 'SELECT round(coalesce(sqrt((sum(dur * dur) - 1.0 * sum(dur) * sum(dur) / count(*)) / (count(*) - 1)), 0), 1), api FROM cuda_api GROUP BY api ORDER BY sum(dur) DESC, api' | tr '\n' ' ')"
+eq "... which is 1000.0, 1414.2, and 0.0 for one call" \
+	"$(qa --data "$W" report cuda-api-sum --raw | cut -d, -f9 | tr '\n' ' ')" "1000.0 1414.2 0.0 "
+eq "stddev_ns(): exact where the squares pass int64 (5 s and 7 s calls)" \
+	"$(qa --data "$W" sql 'SELECT stddev_ns(d), stddev_ns(NULL), stddev_ns(d) FILTER (WHERE d < 0) FROM (SELECT 5000000000 AS d UNION ALL SELECT 7000000000)')" \
+	"1414213562.3731,,"
+# A recording begun before dur_sq was kept (tests/fixtures), continued by
+# this writer: its old segments are summarized from their raw blocks.
+F="$T/f1"
+mkdir -p "$F"
+zstd -dc tests/fixtures/format1-recording.tar.zst | tar -C "$F" -xf -
+chmod -R u+w "$F"
+synth --data "$F/oldrec" --events 200 --rotate-every 100 --start 1763000001000000000
+eq "cuda-api-sum over old and new segments: summaries and --raw agree, stddev_ns the raw calls'" \
+	"$(qa --data "$F/oldrec" report cuda-api-sum | md5sum) $(qa --data "$F/oldrec" report cuda-api-sum | cut -d, -f1,9,11 | tr '\n' ' ')" \
+	"$(qa --data "$F/oldrec" report cuda-api-sum --raw | md5sum) $(qa --data "$F/oldrec" sql 'SELECT count(*), round(sqrt((sum(dur * dur) - 1.0 * sum(dur) * sum(dur) / count(*)) / (count(*) - 1)), 1), api FROM cuda_api GROUP BY api ORDER BY sum(dur) DESC, api' | tr '\n' ' ')"
 eq "cuda-api-sum: summaries and --raw agree, window and all" \
 	"$(qa --data "$A" --since "$(rfc $((S + 7)))" --until "$(rfc $((S + 61)))" report cuda-api-sum | md5sum)" \
 	"$(qa --data "$A" --since "$(rfc $((S + 7)))" --until "$(rfc $((S + 61)))" report cuda-api-sum --raw | md5sum)"

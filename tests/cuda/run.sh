@@ -112,7 +112,7 @@ eq "(report) top-kernels: launches, share, shapes, then the kernel" \
 	'5,50.0,1,64x1x1/256x1x1,"saxpy(float*, float const*, float, int)" 3,30.0,1,4x2x1/128x1x1,"scale(float*, float)" 2,20.0,1,8x8x2/16x16x4,"void ns::tiled<float, 16>(float*)" '
 eq "(report) top-kernels --param limit=1" "$(r top-kernels --param limit=1 | wc -l)" 1
 eq "(report) cuda-api-sum: calls and errors per API" \
-	"$(r cuda-api-sum | awk -F, '{ print $NF "," $1 "," $9 }' | sort | tr '\n' ' ')" \
+	"$(r cuda-api-sum | awk -F, '{ print $NF "," $1 "," $10 }' | sort | tr '\n' ' ')" \
 	"__cudaRegisterFunction,3,0 cudaDeviceSynchronize,1,1 cudaFree,2,2 cudaHostAlloc,1,1 cudaHostRegister,1,1 cudaLaunchKernel,10,10 cudaMalloc,2,2 cudaMallocHost,1,1 cudaMemcpy,5,5 cudaMemcpy2DAsync,1,1 cudaMemcpy3D,1,1 cudaMemcpyAsync,3,3 cudaMemcpyToSymbol,1,1 cudaMemset,1,1 cudaMemsetAsync,1,1 cudaStreamSynchronize,1,1 "
 eq "(report) cuda-errors: by API and code, named" \
 	"$(r cuda-errors | cut -d, -f1-6 | tr '\n' ' ')" \
