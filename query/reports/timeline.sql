@@ -45,7 +45,8 @@ FROM (
   FROM runq, w WHERE ts BETWEEN lo AND hi
   UNION ALL
   SELECT ts, 'block_io', pid, tid, comm, dur,
-         op || ' ' || bytes || ' B on ' || dev || ' sector ' || sector
+         op || ' ' || bytes || ' B on ' || dev || coalesce(' ' || disk, '') ||
+         ' sector ' || sector
   FROM block_io, w WHERE ts BETWEEN lo AND hi
   UNION ALL
   SELECT ts, 'file_io', pid, tid, comm, dur,

@@ -218,6 +218,9 @@ W="$T/w"
 		printf 'cuda_mem\tts=%s\tpid=600\ttid=600\tcomm=trainer\tdur=%s\tapi=cudaFree\top=free\tptr=0x7f000020%d000\tret=0\n' \
 			$((S_NS + 2100000000 + i * 10000)) $((3000 + i * 1000)) $i
 	done
+	# block requests: one on a named disk, one from before names were kept
+	printf 'block_io\tts=%s\tdur=100000\tdev=259:0\top=R\tbytes=4096\tsector=8\tdisk=nvme0n1\n' $((S_NS + 4000))
+	printf 'block_io\tts=%s\tdur=300000\tdev=8:0\top=W\tbytes=8192\tsector=16\n' $((S_NS + 5000))
 	printf 'cuda_memcpy\tts=%s\tpid=600\ttid=600\tcomm=trainer\tdur=9000\tapi=cudaMemcpyAsync\tkind=H2D\tbytes=65536\tasync=1\tstream=0x5555deadbee0\tret=0\tsrc=0x7ffc12345000\tdst=0x7f0000200000\n' $((S_NS + 2200000000))
 } >"$T/rows.tsv"
 synth --data "$W" --rows "$T/rows.tsv" --host gamma
@@ -231,6 +234,9 @@ eq "mem-churn: no rate for 3 frees 20 us apart; 2 allocs 2 s apart: 0.5/s" \
 	"$(qa --data "$W" report mem-churn)" \
 	"600,trainer,cudaFree,free,3,0,,,12288
 600,trainer,cudaMalloc,alloc,2,0,12288,0.5,12288"
+eq "io-latency: a device by major:minor and its recorded name, or major:minor alone" \
+	"$(qa --data "$W" report io-latency | grep '^block,' | cut -d, -f2,3,5 | tr '\n' ' ')" \
+	"259:0 nvme0n1,R,1 8:0,W,1 259:0 nvme0n1,R,1 8:0,W,1 "
 eq "memcpy-pageable: pointers in hex" \
 	"$(qa --data "$W" report memcpy-pageable | grep '^call,' | cut -d, -f13,14)" \
 	"0x7ffc12345000,0x7f0000200000"

@@ -98,7 +98,7 @@ eq "(gaps) --until before its exit: the last pause ends with the window" \
 	"$(rep --pid $pl --until "$until" report launch-gaps | awk -F, '$7 ~ /^\(/ { print $5 "," $7 "," $11 }')" \
 	"$u,(window end),0"
 eq "(gaps) the helper thread's calls count nowhere" \
-	"$(q "SELECT count(*), sum(bytes) FROM file_io WHERE tid = $ht AND syscall = 'read'")/$(echo "$G" | awk -F, '{ n += $13 } END { print n }')" \
+	"$(q "SELECT count(*), sum(bytes) FROM file_io WHERE tid = $ht AND syscall = 'read'")/$(echo "$G" | awk -F, '{ n += $12 } END { print n }')" \
 	"2,8192 /4"
 
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "

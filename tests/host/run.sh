@@ -231,6 +231,9 @@ else
 	eqd "(dio) 32 direct 1 MiB writes: W bytes of pid $pid_dio on $DEV" \
 		"$(q "SELECT sum(bytes) FROM block_io WHERE pid = $pid_dio AND op = 'W' AND dev = '$DEV'")" \
 		"33554432 " "SELECT dev, op, pid, tid, comm, count(*), sum(bytes), min(ts), max(ts) FROM block_io WHERE ts BETWEEN $w0 - 500000000 AND $r1 + 500000000 GROUP BY 1, 2, 3, 4, 5"
+	DISK=$(sed -n 's/^DEVNAME=//p' "/sys/dev/block/$DEV/uevent")
+	eq "(dio) each request names its disk as /sys does ($DEV is $DISK)" \
+		"$(q "SELECT group_concat(DISTINCT disk) FROM block_io WHERE pid = $pid_dio AND dev = '$DEV'")" "$DISK "
 	eqd "(dio) the writes issued while it wrote, each with a duration and a sector" \
 		"$(q "SELECT count(*) = sum(ts BETWEEN $w0 - 20000000 AND $w1 + 20000000), count(*) = sum(dur > 0), count(*) = count(sector), min(tid) = max(tid), min(comm) FROM block_io WHERE pid = $pid_dio AND op = 'W'")" \
 		"1,1,1,1,host_load " "SELECT ts - $w0 AS since_first_write, dur, op, bytes, sector, tid, comm FROM block_io WHERE pid = $pid_dio ORDER BY ts"
@@ -240,7 +243,7 @@ else
 fi
 
 eq "(report) io-latency: the writer's W requests, 32 MiB, a histogram summing to them" \
-	"$(rep --pid "$pid_dio" report io-latency | awk -F, -v dev="$DEV" '$1 == "block" && $2 == dev && $3 == "W" { if ($4 == "") { n = $5; b = $6 } else h += $5 } END { print b "," (n > 0 && n == h) }')" \
+	"$(rep --pid "$pid_dio" report io-latency | awk -F, -v dev="$DEV${DISK:+ $DISK}" '$1 == "block" && $2 == dev && $3 == "W" { if ($4 == "") { n = $5; b = $6 } else h += $5 } END { print b "," (n > 0 && n == h) }')" \
 	"33554432,1"
 
 # 4. File syscalls, each with its result.
