@@ -57,6 +57,8 @@ QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
              query/perfetto.c query/cli.c
 # gpurec shell and its line editor.
 QUERY_SRC += query/shell.c query/lineedit.c
+# Did-you-mean and the global filters' check (report parameters).
+QUERY_SRC += query/suggest.c query/filters.c
 # The shared containers (common/hmap.c) go wherever common/parse.c goes.
 STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
@@ -192,6 +194,11 @@ $(B)/asan/test_%: $(call obj,$(B)/asan,tests/unit/test_%.c $(STORE_SRC) \
 		recorder/config.c recorder/cgroup.c $(SYM_SRC) $(DECODE_SRC) \
 		$(GPU_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS) -lelf -lstdc++
+# Did-you-mean, alone.
+$(B)/asan/test_suggest: $(call obj,$(B)/asan,query/suggest.c)
+# Report headers and typed parameters, over the test's own reports.
+$(B)/asan/test_report: $(call obj,$(B)/asan,query/report.c \
+		query/cuda_errors.c query/cli.c)
 # The CUDA decoders, without BPF (no skeleton: root-free).
 $(B)/asan/test_cudadecode: $(call obj,$(B)/asan,recorder/cuda/decode.c \
 		recorder/cuda/nccl.c recorder/cuda/apis.c)
@@ -214,6 +221,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/export3p.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/shell.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/params.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh

@@ -39,7 +39,8 @@ struct gr_synth {
 	struct proc *last;               /* of the last launch */
 	uint64_t ncopies;
 	/* off-CPU and block I/O */
-	int64_t state_s, state_d, stacks[6], comm_worker, dev[2], op_r, op_w;
+	int64_t state_s, state_d, stacks[6], comm_worker, dev[2], disk[2], op_r,
+		op_w;
 	int64_t io_now, io_sector, off_now;
 	/* file I/O: syscalls and paths with every byte that needs escaping */
 	int64_t sys[3], paths[7], file_now;
@@ -271,6 +272,8 @@ struct gr_synth *gr_synth__new(struct gr_writer *w,
 	s->comm_worker = intern(s, "pt_data_worker");
 	s->dev[0] = intern(s, "259:0");
 	s->dev[1] = intern(s, "259:1");
+	s->disk[0] = intern(s, "nvme0n1");
+	s->disk[1] = intern(s, "nvme1n1");
 	s->op_r = intern(s, "R");
 	s->op_w = intern(s, "W");
 	static const char *const paths[] = {
@@ -449,6 +452,7 @@ void gr_synth__next_block_io(struct gr_synth *s, int64_t *v,
 	v[GR_block_io_dur] = s->o.interval_ns ? 100000 :
 			     50000 + (int64_t)(rnd(s) % 900000);
 	v[GR_block_io_dev] = s->dev[seq % 8 == 0];
+	v[GR_block_io_disk] = s->disk[seq % 8 == 0];
 	v[GR_block_io_op] = write ? s->op_w : s->op_r;
 	v[GR_block_io_bytes] = bytes;
 	v[GR_block_io_sector] = s->io_sector;

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,10 +260,98 @@ static void hq_final(sqlite3_context *ctx)
 	gr_hist__free(&q->h);
 }
 
+/* ---- stddev_ns ------------------------------------------------------------
+ *
+ * stddev_ns(dur) over raw durations and stddev_ns(n, dur_sum, dur_sq) over
+ * summary rows (sum_api) give the sample standard deviation (n - 1, as
+ * nsys's StdDev) from the same three exact integers, n, the sum and the
+ * sum of squares, and the same last step, so a report's summary and --raw
+ * forms print the same number.  SQLite has no stddev; a SQL expression of
+ * sum(dur * dur) would overflow int64 at 3 s of squared ns. */
+struct sd {
+	unsigned __int128 n, s2;
+	__int128 s1;
+	int unknown;            /* a summary row without dur_sq */
+};
+
+/* SQLite's aggregate context is 8-byte aligned, __int128 wants 16: the
+ * sums live there as bytes, copied in and out. */
+static void sd_load(sqlite3_context *ctx, struct sd *a, void **mem)
+{
+	*mem = sqlite3_aggregate_context(ctx, sizeof(*a));
+	if (*mem)
+		memcpy(a, *mem, sizeof(*a));
+}
+
+static void sd_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct sd a;
+	void *mem;
+
+	sd_load(ctx, &a, &mem);
+	if (!mem) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (argc == 1) {
+		if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+			return;
+		int64_t d = sqlite3_value_int64(argv[0]);
+		uint64_t m = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+		a.n++;
+		a.s1 += d;
+		a.s2 += (unsigned __int128)m * m;
+	} else {
+		int64_t n = sqlite3_value_int64(argv[0]);
+		if (n <= 0)
+			return;
+		if (sqlite3_value_type(argv[2]) != SQLITE_BLOB ||
+		    sqlite3_value_bytes(argv[2]) != 16) {
+			a.unknown = 1;
+		} else {
+			const uint8_t *q = sqlite3_value_blob(argv[2]);
+			unsigned __int128 v = 0;
+			for (int b = 15; b >= 0; b--)
+				v = v << 8 | q[b];
+			a.n += (uint64_t)n;
+			a.s1 += sqlite3_value_int64(argv[1]);
+			a.s2 += v;
+		}
+	}
+	memcpy(mem, &a, sizeof(a));
+}
+
+static void sd_final(sqlite3_context *ctx)
+{
+	void *mem = sqlite3_aggregate_context(ctx, 0);
+	struct sd a;
+
+	if (!mem)
+		return; /* no row: NULL */
+	memcpy(&a, mem, sizeof(a));
+	if (!a.n || a.unknown)
+		return;
+	if (a.n == 1) {
+		sqlite3_result_double(ctx, 0.0);
+		return;
+	}
+	long double n = (long double)a.n, s1 = (long double)a.s1;
+	long double var = ((long double)a.s2 - s1 * s1 / n) / (n - 1);
+	sqlite3_result_double(ctx, var > 0 ? (double)sqrtl(var) : 0.0);
+}
+
 int gr_aggregates__register(sqlite3 *db)
 {
 	const int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
 	int rc;
+
+	rc = sqlite3_create_function(db, "stddev_ns", 1, flags, NULL, NULL,
+				     sd_step, sd_final);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "stddev_ns", 3, flags, NULL,
+					     NULL, sd_step, sd_final);
+	if (rc != SQLITE_OK)
+		return rc;
 
 	rc = sqlite3_create_function(db, "hist_quantile", 2, flags, NULL, NULL,
 				     hq_step, hq_final);

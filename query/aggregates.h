@@ -9,7 +9,9 @@
 #include <sqlite3.h>
 
 /* Registers median(x) and percentile(x, p) on @db as aggregate and window
- * functions.  Returns SQLITE_OK on success, else the SQLite error code. */
+ * functions, and the aggregates stddev_ns(dur) and stddev_ns(n, dur_sum,
+ * dur_sq) (aggregates.c says how).  Returns SQLITE_OK on success, else the
+ * SQLite error code. */
 int gr_aggregates__register(sqlite3 *db);
 
 #endif

@@ -1,6 +1,7 @@
 /* main.c - `gpurec`, the query CLI.
  *
- * Subcommands are a {name, function, summary} table (bpftool's shape).
+ * Subcommands are a {name, function, summary, help} table (bpftool's
+ * shape): `gpurec help CMD` and `gpurec CMD --help` print CMD's help.
  * Options may stand before or after the subcommand: getopt_long permutes.
  * Exit status is the product contract: 0 success, 1 a user error (bad SQL,
  * bad option, no data) with one line on stderr naming it, 2 an internal
@@ -41,6 +42,7 @@
 #include "query/aggregates.h"
 #include "query/cli.h"
 #include "query/export.h"
+#include "query/filters.h"
 #include "query/limits.h"
 #include "query/outfile.h"
 #include "query/output.h"
@@ -48,6 +50,7 @@
 #include "query/seal.h"
 #include "query/shell.h"
 #include "query/status.h"
+#include "query/suggest.h"
 #include "query/sumtab.h"
 #include "query/timefmt.h"
 #include "query/vtab.h"
@@ -342,7 +345,8 @@ static void pager_start(void)
  * Returns an exit status. */
 static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 			  const struct gr_output_opts *oo, FILE *out,
-			  const struct gr_report *r, char *const *kv, int nkv)
+			  const struct gr_report *r, char *const *kv, int nkv,
+			  int64_t now)
 {
 	const char *tail = sql;
 	while (tail && *tail) {
@@ -362,7 +366,8 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 					     "recording is read-only");
 		}
 		char berr[256];
-		if (r && gr_report__bind(r, st, kv, nkv, berr, sizeof(berr))) {
+		if (r && gr_report__bind(r, st, kv, nkv, now, berr,
+					 sizeof(berr))) {
 			sqlite3_finalize(st);
 			/* a report's own defect */
 			return gr_cli__error(stderr, EXIT_INTERNAL, "%s", berr);
@@ -395,7 +400,7 @@ static int run_sql_params(sqlite3 *db, struct auth *au, const char *sql,
 /* run_sql_params() into -o's file when there is one: renamed into place
  * when every statement succeeded, removed when one failed. */
 static int run_sql_to(struct opts *o, sqlite3 *db, struct auth *au,
-		      const char *sql, const struct gr_report *r)
+		      const char *sql, const struct gr_report *r, int64_t now)
 {
 	struct gr_outfile of;
 	char err[512];
@@ -403,12 +408,12 @@ static int run_sql_to(struct opts *o, sqlite3 *db, struct auth *au,
 
 	if (!o->output || strcmp(o->output, "-") == 0)
 		return run_sql_params(db, au, sql, &o->out, stdout, r,
-				      o->params, o->nparams);
+				      o->params, o->nparams, now);
 	rc = gr_outfile__open(&of, o->output, o->force, err, sizeof(err));
 	if (rc)
 		return gr_cli__error(stderr, rc, "%s", err);
 	rc = run_sql_params(db, au, sql, &o->out, of.f, r, o->params,
-			    o->nparams);
+			    o->nparams, now);
 	if (rc) {
 		gr_outfile__abort(&of);
 		return rc;
@@ -422,7 +427,7 @@ static int run_sql_to(struct opts *o, sqlite3 *db, struct auth *au,
 static int run_sql(struct opts *o, sqlite3 *db, struct auth *au,
 		   const char *sql)
 {
-	return run_sql_params(db, au, sql, &o->out, stdout, NULL, NULL, 0);
+	return run_sql_params(db, au, sql, &o->out, stdout, NULL, NULL, 0, 0);
 }
 
 static char *read_stdin(void)
@@ -478,7 +483,9 @@ static int cmd_sql(struct opts *o)
 		return EXIT_INTERNAL;
 	open_qctx(o, &q);
 	sqlite3 *db = open_db(&q, &au);
-	int rc = run_sql_to(o, db, &au, sql, NULL);
+	int rc = run_sql_to(o, db, &au, sql, NULL, 0);
+	if (rc == 0)
+		gr_filters__check(db, &q, stderr);
 	print_stats(&q);
 	sqlite3_close(db);
 	free(sql);
@@ -547,6 +554,20 @@ static int print_catalog(struct opts *o, const char *only)
 	return rc;
 }
 
+/* An unknown table's one line, with the nearest table name if one is
+ * near ("cuda-api" for cuda_api). */
+static void __attribute__((noreturn)) no_table(const char *name)
+{
+	const char *names[GR_NTABLES];
+	for (int t = 0; t < GR_NTABLES; t++)
+		names[t] = gr_tables[t].name;
+	const char *near = gr_suggest(name, names, GR_NTABLES);
+	if (near)
+		die_user("no table '%s'; did you mean '%s'? (gpurec tables "
+			 "lists them)", name, near);
+	die_user("no table '%s' (gpurec tables lists them)", name);
+}
+
 static int cmd_tables(struct opts *o)
 {
 	if (o->argc)
@@ -559,8 +580,7 @@ static int cmd_schema(struct opts *o)
 	if (o->argc > 1)
 		die_user("schema takes at most one table name");
 	if (o->argc && gr_table__find(o->argv[0]) < 0)
-		die_user("no table '%s' (gpurec tables lists them)",
-			 o->argv[0]);
+		no_table(o->argv[0]);
 	return print_catalog(o, o->argc ? o->argv[0] : "*");
 }
 
@@ -824,7 +844,8 @@ static int cmd_verify(struct opts *o)
 	return 0;
 }
 
-/* report list: every canned report with its parameters. */
+/* report list: every canned report with its parameters, the description
+ * last (the long column: a terminal cuts the last one). */
 static int report_list(struct opts *o)
 {
 	sqlite3 *db = open_db(NULL, NULL);
@@ -832,13 +853,13 @@ static int report_list(struct opts *o)
 			      "TEXT, params TEXT)", NULL, NULL, NULL);
 	for (int i = 0; i < gr_nreport_srcs && rc == SQLITE_OK; i++) {
 		struct gr_report r;
-		char params[1024] = "";
-		size_t off = 0;
-		gr_report__get(gr_report_srcs[i].name, &r);
-		for (int k = 0; k < r.nparams && off < sizeof(params); k++)
-			off += (size_t)snprintf(params + off, sizeof(params) - off,
-				"%s%s=%s (%s)", k ? ", " : "", r.params[k].key,
-				r.params[k].def, r.params[k].help);
+		char params[1024];
+		if (gr_report__get(gr_report_srcs[i].name, &r) == -EPROTO) {
+			sqlite3_close(db);
+			return gr_cli__error(stderr, EXIT_INTERNAL, "report %s: "
+					     "%s", r.name, r.defect);
+		}
+		gr_report__params_text(&r, params, sizeof(params));
 		char *sql = sqlite3_mprintf("INSERT INTO r VALUES (%Q, %Q, %Q)",
 					    r.name, r.description, params);
 		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
@@ -849,16 +870,41 @@ static int report_list(struct opts *o)
 		sqlite3_close(db);
 		return EXIT_INTERNAL;
 	}
-	rc = run_sql_to(o, db, NULL, "SELECT name AS report, description, "
-			"params AS parameters FROM r ORDER BY name", NULL);
+	rc = run_sql_to(o, db, NULL, "SELECT name AS report, params AS "
+			"parameters, description FROM r ORDER BY name", NULL,
+			0);
 	sqlite3_close(db);
 	return rc;
+}
+
+/* The global --pid is the pid parameter of a report that takes one, so
+ * `report process --pid N` means `--param pid=N`; both given, they must
+ * agree.  Appends "pid=N" to o->params (it has room: one slot per
+ * argument). */
+static void pid_param(struct opts *o, const struct gr_report *r)
+{
+	static char kv[32];
+	int takes = 0;
+
+	for (int k = 0; k < r->nparams; k++)
+		takes |= !strcmp(r->params[k].key, "pid");
+	if (!takes || !o->has_pid)
+		return;
+	snprintf(kv, sizeof(kv), "pid=%" PRId64, o->pid);
+	for (int i = 0; i < o->nparams; i++)
+		if (!strncmp(o->params[i], "pid=", 4) &&
+		    strcmp(o->params[i], kv) != 0)
+			die_user("--pid %" PRId64 " and --param %s disagree: "
+				 "give one", o->pid, o->params[i]);
+	o->params[o->nparams++] = kv;
 }
 
 static int cmd_report(struct opts *o)
 {
 	struct gr_report r;
-	char err[256];
+	char err[512];
+	int64_t now = now_ns();
+
 	if (o->argc != 1)
 		die_user("report takes one argument: a report name, or list");
 	if (!strcmp(o->argv[0], "list")) {
@@ -866,15 +912,35 @@ static int cmd_report(struct opts *o)
 			die_user("report list takes no --param");
 		return report_list(o);
 	}
-	if (gr_report__get(o->argv[0], &r))
+	int got = gr_report__get(o->argv[0], &r);
+	if (got == -EPROTO)
+		die_internal("report %s: %s", r.name, r.defect);
+	if (got) {
+		const char *names[64];
+		int n = 0;
+		for (int i = 0; i < gr_nreport_srcs && n < 64; i++)
+			names[n++] = gr_report_srcs[i].name;
+		const char *near = gr_suggest(o->argv[0], names, n);
+		if (near)
+			die_user("no report '%s'; did you mean '%s'? (gpurec "
+				 "report list shows them)", o->argv[0], near);
 		die_user("no report '%s' (gpurec report list shows them)",
 			 o->argv[0]);
-	if (gr_report__check_params(&r, o->params, o->nparams, err,
+	}
+	pid_param(o, &r);
+	if (gr_report__check_params(&r, o->params, o->nparams, now, err,
 				    sizeof(err)))
 		die_user("%s", err);
 	struct gr_qctx q;
 	struct auth au = { 0 };
 	open_qctx(o, &q);
+	/* and --param pid=N is --pid N: the same rows, the same check that
+	 * the process is in the recording at all */
+	for (int i = 0; i < o->nparams; i++)
+		if (!strncmp(o->params[i], "pid=", 4)) {
+			q.has_pid = 1;
+			q.pid = strtoll(o->params[i] + 4, NULL, 10);
+		}
 	sqlite3 *db = open_db(&q, &au);
 	/* --raw: the form that reads raw events, where the report has one
 	 * (the others read raw events already). */
@@ -882,10 +948,12 @@ static int cmd_report(struct opts *o)
 		     strndup(r.sql, r.sql_len);
 	int rc = EXIT_INTERNAL;
 	if (body)
-		rc = run_sql_to(o, db, &au, body, &r);
+		rc = run_sql_to(o, db, &au, body, &r, now);
 	else
 		gr_cli__error(stderr, rc, "out of memory");
 	free(body);
+	if (rc == 0)
+		gr_filters__check(db, &q, stderr);
 	print_stats(&q);
 	sqlite3_close(db);
 	free(q.warned);
@@ -944,18 +1012,34 @@ static int shell_report(void *ctx, const char *name, char *const *kv, int nkv,
 {
 	struct shell_ctx *s = ctx;
 	struct gr_report r;
-	char err[256];
+	char err[512];
+	int64_t now = now_ns();
 
-	if (gr_report__get(name, &r))
+	int got = gr_report__get(name, &r);
+	if (got == -EPROTO)
+		return gr_cli__error(stderr, EXIT_INTERNAL, "report %s: %s",
+				     r.name, r.defect);
+	if (got) {
+		const char *names[64];
+		int n = 0;
+		for (int i = 0; i < gr_nreport_srcs && n < 64; i++)
+			names[n++] = gr_report_srcs[i].name;
+		const char *near = gr_suggest(name, names, n);
+		if (near)
+			return gr_cli__error(stderr, EXIT_USER, "no report "
+					     "'%s'; did you mean '%s'? "
+					     "(.reports lists them)", name,
+					     near);
 		return gr_cli__error(stderr, EXIT_USER, "no report '%s' "
 				     "(.reports lists them)", name);
-	if (gr_report__check_params(&r, kv, nkv, err, sizeof(err)))
+	}
+	if (gr_report__check_params(&r, kv, nkv, now, err, sizeof(err)))
 		return gr_cli__error(stderr, EXIT_USER, "%s", err);
 	char *body = strndup(r.sql, r.sql_len);
 	if (!body)
 		return gr_cli__error(stderr, EXIT_INTERNAL, "out of memory");
 	int rc = run_sql_params(s->db, &s->au, body, &shell_out(s, fmt)->out,
-				stdout, &r, kv, nkv);
+				stdout, &r, kv, nkv, now);
 	free(body);
 	return rc;
 }
@@ -1000,6 +1084,9 @@ static int cmd_export(struct opts *o)
 	if (!o->output)
 		die_user("export needs -o FILE (csv and jsonl: -o DIR, or a file "
 			 "for one table)");
+	for (int i = 0; i < o->argc; i++)
+		if (gr_table__find(o->argv[i]) < 0)
+			no_table(o->argv[i]);
 	if (gr_export__prepare(&x, o->argv, o->argc, err, sizeof(err)))
 		die_user("%s", err);
 
@@ -1051,33 +1138,216 @@ struct command {
 	const char *name;
 	int (*fn)(struct opts *o);
 	const char *args, *summary;
+	/* `gpurec help NAME`, `gpurec NAME --help`: what it does, the
+	 * options that apply to it (gpurec --help has them all) and
+	 * examples. */
+	const char *help;
 };
+
+static int cmd_help(struct opts *o);
 
 static const struct command commands[] = {
 	{ "sql", cmd_sql, "\"SELECT …\" | -",
-	  "run read-only SQL over the recording (- reads it from stdin)" },
-	{ "tables", cmd_tables, "", "list the tables" },
+	  "run read-only SQL over the recording (- reads it from stdin)",
+	  "Runs read-only SQL over the recording: SELECT, WITH, EXPLAIN and\n"
+	  "reading PRAGMAs; - reads the SQL from stdin.  gpurec tables and\n"
+	  "gpurec schema show the tables and their columns.\n"
+	  "\noptions:\n"
+	  "  --data DIR, --since T, --until T, --pid N, --host NAME  what is read\n"
+	  "  --format F       table, csv, tsv, json, jsonl or line\n"
+	  "  --time-format F  iso, local, ns or s (--local: local time)\n"
+	  "  --no-header, --wide, --no-pager  how a table prints\n"
+	  "  -o, --output F   write to F, whole or not at all (--force: replace)\n"
+	  "  --timeout D, --max-memory S  limits on the query\n"
+	  "\nexamples:\n"
+	  "  gpurec sql 'SELECT api, count(*) FROM cuda_api GROUP BY api'\n"
+	  "  echo 'SELECT count(*) FROM offcpu' | gpurec --since 1h sql -\n" },
+	{ "tables", cmd_tables, "", "list the tables",
+	  "Lists the tables of the recording, one line each with what it holds.\n"
+	  "\noptions:\n"
+	  "  --format F       table, csv, tsv, json, jsonl or line\n"
+	  "\nexample:\n"
+	  "  gpurec tables\n" },
 	{ "schema", cmd_schema, "[TABLE]",
-	  "show columns with their types and meaning" },
+	  "show columns with their types and meaning",
+	  "Shows the columns of TABLE (of every table without one): name, SQL\n"
+	  "type and meaning.\n"
+	  "\noptions:\n"
+	  "  --format F       table, csv, tsv, json, jsonl or line\n"
+	  "\nexamples:\n"
+	  "  gpurec schema cuda_kernel\n"
+	  "  gpurec schema --format csv\n" },
 	{ "status", cmd_status, "",
-	  "recorder health; segments, span, disk use, events and drops" },
+	  "recorder health; segments, span, disk use, events and drops",
+	  "Tells whether the recorder is running and what the recording holds:\n"
+	  "segments, time span, disk use, events and drops, per directory.\n"
+	  "\noptions:\n"
+	  "  --data DIR       a recording directory (repeatable)\n"
+	  "  --format F       text, or json / jsonl for one JSON object\n"
+	  "\nexamples:\n"
+	  "  gpurec status\n"
+	  "  gpurec status --format json\n" },
 	{ "verify", cmd_verify, "",
-	  "check every block checksum and the segment hash chain" },
+	  "check every block checksum and the segment hash chain",
+	  "Checks every block checksum of every segment and the hash chain of\n"
+	  "the manifest; with --verification-key, its sealing tags too.  Exit 1\n"
+	  "names the problems found.\n"
+	  "\noptions:\n"
+	  "  --data DIR       a recording directory (repeatable)\n"
+	  "  -v, --verbose    list every segment checked\n"
+	  "  --verification-key K  check the sealing tags (- reads K from stdin)\n"
+	  "  --format F       text, or json / jsonl for one JSON object\n"
+	  "\nexamples:\n"
+	  "  gpurec verify\n"
+	  "  gpurec verify --verification-key - < key.txt\n" },
 	{ "report", cmd_report, "list | NAME",
-	  "canned forensic reports (--param KEY=VALUE sets theirs)" },
+	  "canned forensic reports (--param KEY=VALUE sets theirs)",
+	  "Runs the canned report NAME (gpurec report list names them, with\n"
+	  "their parameters and types; gpurec help report NAME tells one).\n"
+	  "--pid, --host, --since and --until apply to every report; --pid N\n"
+	  "is --param pid=N for a report that takes a pid.  A filter that\n"
+	  "matches nothing in the recording is said on stderr.\n"
+	  "\noptions:\n"
+	  "  --param K=V      set one of the report's parameters (repeatable)\n"
+	  "  --raw            answer from raw events, not the summaries\n"
+	  "  --data DIR, --since T, --until T, --pid N, --host NAME  what is read\n"
+	  "  --format F       table, csv, tsv, json, jsonl or line\n"
+	  "  --time-format F  iso, local, ns or s (--local: local time)\n"
+	  "  --no-header, --wide, --no-pager  how a table prints\n"
+	  "  -o, --output F   write to F, whole or not at all (--force: replace)\n"
+	  "  --timeout D, --max-memory S  limits on the query\n"
+	  "\nexamples:\n"
+	  "  gpurec report list\n"
+	  "  gpurec --since 2h report cuda-api-sum --param limit=10\n"
+	  "  gpurec report timeline --param at=2026-11-25T12:59:05Z "
+	  "--param delta_ms=250ms\n" },
 	{ "shell", cmd_shell, "",
-	  "interactive SQL over the recording (.help inside)" },
+	  "interactive SQL over the recording (.help inside)",
+	  "An interactive SQL prompt over the recording, opened as gpurec sql\n"
+	  "opens it: a statement runs when it ends with ';'.  Line editing and\n"
+	  "history (~/.gpurec_history, or $XDG_STATE_HOME/gpurec/history) on a\n"
+	  "terminal; piped input runs as a script, exit status the worst of its\n"
+	  "statements.  Dot commands: .tables, .schema [TABLE], .mode FORMAT,\n"
+	  ".reports, .report NAME [KEY=VALUE...], .help, .quit.  Ctrl-C stops\n"
+	  "a running query, Ctrl-D on an empty line leaves.\n"
+	  "\noptions:\n"
+	  "  --data DIR, --since T, --until T, --pid N, --host NAME  what is read\n"
+	  "  --format F       the first .mode: table, csv, tsv, json, jsonl or line\n"
+	  "  --time-format F  iso, local, ns or s (--local: local time)\n"
+	  "  --no-header, --wide  how a table prints\n"
+	  "  --timeout D, --max-memory S  limits on each statement\n"
+	  "\nexamples:\n"
+	  "  gpurec shell\n"
+	  "  echo 'SELECT count(*) FROM cuda_kernel;' | gpurec shell\n" },
 	{ "export", cmd_export, "-o PATH [TABLE...]",
 	  "decoded data for other tools: --format perfetto, csv, jsonl or "
-	  "sqlite" },
+	  "sqlite",
+	  "Writes the recording (the TABLEs named, else all) decoded for other\n"
+	  "tools: a Perfetto trace, CSV or JSON Lines per table, or one SQLite\n"
+	  "database.\n"
+	  "\noptions:\n"
+	  "  --format F       perfetto, csv, jsonl or sqlite (needed)\n"
+	  "  -o, --output P   the file (csv, jsonl: a directory; - is stdout)\n"
+	  "  --force          replace files that exist\n"
+	  "  --data DIR, --since T, --until T, --pid N, --host NAME  what is read\n"
+	  "  --timeout D, --max-memory S  limits on the queries\n"
+	  "\nexamples:\n"
+	  "  gpurec --since 10m export --format perfetto -o trace.json\n"
+	  "  gpurec export --format csv -o out/ cuda_kernel offcpu\n" },
 	{ "seal-setup", cmd_seal_setup, "",
-	  "install a forward-secure sealing key; print the verification key" },
+	  "install a forward-secure sealing key; print the verification key",
+	  "Creates DIR/fss.key, a forward-secure sealing key the recorder uses\n"
+	  "to seal the manifest, and prints the verification key to keep\n"
+	  "elsewhere (gpurec verify --verification-key checks with it).\n"
+	  "\noptions:\n"
+	  "  --data DIR       the one recording directory\n"
+	  "  --interval D     a new sealing key every D (default 15m)\n"
+	  "  --force          replace an existing key\n"
+	  "\nexample:\n"
+	  "  gpurec seal-setup --data /var/lib/gpurec > verification-key.txt\n" },
+	{ "help", cmd_help, "[COMMAND]",
+	  "this help, or COMMAND's own (as gpurec COMMAND --help)",
+	  "Prints gpurec's help, or COMMAND's: what it does, its options,\n"
+	  "examples.  gpurec help report NAME describes one report.\n"
+	  "\nexamples:\n"
+	  "  gpurec help sql\n"
+	  "  gpurec help report timeline\n" },
 };
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* An unknown command's one line, with the nearest command if one is
+ * near: "gpurec: unknown command 'stauts'; did you mean 'status'?". */
+static void __attribute__((noreturn)) unknown_command(const char *name)
+{
+	const char *names[NCOMMANDS];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	const char *near = gr_suggest(name, names, (int)NCOMMANDS);
+	if (near)
+		die_user("unknown command '%s'; did you mean '%s'? (gpurec "
+			 "--help lists them)", name, near);
+	die_user("unknown command '%s' (gpurec --help lists them)", name);
+}
+
+static void command_help(const struct command *c)
+{
+	printf("usage: gpurec [OPTIONS] %s%s%s\n\n%s", c->name,
+	       c->args[0] ? " " : "", c->args, c->help);
+}
+
+/* help report NAME: one report, its description and typed parameters. */
+static int report_help(const char *name)
+{
+	struct gr_report r;
+	int got = gr_report__get(name, &r);
+
+	if (got == -EPROTO)
+		die_internal("report %s: %s", r.name, r.defect);
+	if (got)
+		die_user("no report '%s' (gpurec report list shows them)", name);
+	printf("usage: gpurec [OPTIONS] report %s%s\n\n%s\n", r.name,
+	       r.nparams ? " [--param KEY=VALUE]..." : "", r.description);
+	if (r.nparams)
+		printf("\nparameters (KEY:TYPE=DEFAULT):\n");
+	for (int k = 0; k < r.nparams; k++)
+		printf("  %s:%s=%s  %s\n", r.params[k].key,
+		       r.params[k].type_name, r.params[k].def,
+		       r.params[k].help);
+	return fflush(stdout) ? EXIT_INTERNAL : 0;
+}
+
+static void usage(FILE *f);
+
+static int cmd_help(struct opts *o)
+{
+	if (o->argc == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (o->argc == 2 && !strcmp(o->argv[0], "report"))
+		return report_help(o->argv[1]);
+	if (o->argc > 1)
+		die_user("help takes one command (or report NAME)");
+	const struct command *c = find_command(o->argv[0]);
+	if (!c)
+		unknown_command(o->argv[0]);
+	command_help(c);
+	return fflush(stdout) ? EXIT_INTERNAL : 0;
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpurec [OPTIONS] COMMAND [ARGS]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-10s %-18s %s\n", commands[i].name,
 			commands[i].args, commands[i].summary);
 	fprintf(f,
@@ -1140,7 +1410,7 @@ static void usage(FILE *f)
 		"  --verification-key K  verify: check the MANIFEST's sealing "
 		"tags (K from\n"
 		"                   gpurec seal-setup; - reads it from stdin)\n"
-		"  -h, --help       this help\n"
+		"  -h, --help       this help; after a command, its own help\n"
 		"  --version        print the version\n"
 		"\nexit status: 0 success, 1 user error (bad SQL, option, no "
 		"data), 2 internal\n");
@@ -1383,21 +1653,26 @@ int main(int argc, char **argv)
 		}
 		help |= c == 'h';
 	}
-	if (help || optind >= argc) {
+	if (optind >= argc) {
 		usage(help ? stdout : stderr);
 		opts_free(&o);
 		return help ? 0 : EXIT_USER;
 	}
 	const char *name = argv[optind];
+	const struct command *cmd = find_command(name);
+	if (!cmd)
+		unknown_command(name);
+	/* gpurec CMD --help (or -h, before or after it): CMD's own help */
+	if (help) {
+		command_help(cmd);
+		opts_free(&o);
+		return fflush(stdout) ? EXIT_INTERNAL : 0;
+	}
 	settle_options(&o, strcmp(name, "export") == 0);
 	o.argc = argc - optind - 1;
 	o.argv = argv + optind + 1;
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0) {
-			check_applies(&o, name);
-			int rc = commands[i].fn(&o);
-			opts_free(&o);
-			return rc;
-		}
-	die_user("unknown command '%s' (gpurec --help lists them)", name);
+	check_applies(&o, name);
+	int rc = cmd->fn(&o);
+	opts_free(&o);
+	return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse.h"
 #include "query/cli.h"
 #include "query/cuda_errors.h"
 #include "query/report.h"
@@ -21,6 +22,73 @@ static void rest(const char *p, char *out, size_t len)
 	out[n] = 0;
 }
 
+static const struct {
+	const char *name;
+	enum gr_param_type type;
+} param_types[] = {
+	{ "int", GR_PT_INT },
+	{ "count", GR_PT_COUNT },
+	{ "pid", GR_PT_PID },
+	{ "time", GR_PT_TIME },
+	{ "duration", GR_PT_DURATION },
+};
+
+/* Sets p's type from its name in the header ("count", "enum(a|b)").
+ * Returns 0, or -EPROTO if there is no such type (or an enum's list too
+ * long to keep whole). */
+static int set_type(struct gr_report_param *p, const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n >= sizeof(p->type_name))
+		return -EPROTO;
+	memcpy(p->type_name, t, n + 1);
+	if (!strncmp(t, "enum(", 5) && n > 6 && t[n - 1] == ')') {
+		p->type = GR_PT_ENUM;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(param_types) / sizeof(*param_types);
+	     i++)
+		if (!strcmp(t, param_types[i].name)) {
+			p->type = param_types[i].type;
+			return 0;
+		}
+	return -EPROTO;
+}
+
+/* Parses the spec of a `-- param:` line, "KEY:TYPE=DEFAULT meaning", into
+ * a new parameter of r.  Returns 0, or -EPROTO with r->defect set. */
+static int parse_param(struct gr_report *r, const char *line)
+{
+	char spec[256], *eq, *sp, *colon;
+
+	if (r->nparams >= GR_REPORT_MAX_PARAMS) {
+		snprintf(r->defect, sizeof(r->defect), "more than %d "
+			 "parameters", GR_REPORT_MAX_PARAMS);
+		return -EPROTO;
+	}
+	rest(line, spec, sizeof(spec));
+	sp = strchr(spec, ' ');
+	if (sp)
+		*sp++ = 0;
+	eq = strchr(spec, '=');
+	if (eq)
+		*eq++ = 0;
+	colon = strchr(spec, ':');
+	if (colon)
+		*colon++ = 0;
+	struct gr_report_param *p = &r->params[r->nparams++];
+	rest(spec, p->key, sizeof(p->key));
+	rest(eq ? eq : "", p->def, sizeof(p->def));
+	rest(sp ? sp : "", p->help, sizeof(p->help));
+	if (!colon || set_type(p, colon)) {
+		snprintf(r->defect, sizeof(r->defect), "parameter %s has %s "
+			 "type", p->key, colon ? "an unknown" : "no");
+		return -EPROTO;
+	}
+	return 0;
+}
+
 int gr_report__get(const char *name, struct gr_report *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -34,28 +102,30 @@ int gr_report__get(const char *name, struct gr_report *r)
 		r->raw_sql = raw ? raw + 9 : NULL;
 		for (const char *l = r->sql; l && !strncmp(l, "--", 2);
 		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-			if (!strncmp(l, "-- description:", 15)) {
+			if (!strncmp(l, "-- description:", 15))
 				rest(l + 15, r->description,
 				     sizeof(r->description));
-			} else if (!strncmp(l, "-- param:", 9) &&
-				   r->nparams < GR_REPORT_MAX_PARAMS) {
-				char spec[256], *eq, *sp;
-				rest(l + 9, spec, sizeof(spec));
-				sp = strchr(spec, ' ');
-				if (sp)
-					*sp++ = 0;
-				eq = strchr(spec, '=');
-				if (eq)
-					*eq++ = 0;
-				typeof(r->params[0]) *p = &r->params[r->nparams++];
-				rest(spec, p->key, sizeof(p->key));
-				rest(eq ? eq : "", p->def, sizeof(p->def));
-				rest(sp ? sp : "", p->help, sizeof(p->help));
-			}
+			else if (!strncmp(l, "-- param:", 9) &&
+				 parse_param(r, l + 9))
+				return -EPROTO;
 		}
 		return 0;
 	}
 	return -ENOENT;
+}
+
+void gr_report__params_text(const struct gr_report *r, char *buf,
+			    size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int k = 0; k < r->nparams && off < len; k++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s=%s (%s; %s)",
+					k ? ", " : "", r->params[k].key,
+					r->params[k].def,
+					r->params[k].type_name,
+					r->params[k].help);
 }
 
 static int param_index(const struct gr_report *r, const char *key,
@@ -68,52 +138,147 @@ static int param_index(const struct gr_report *r, const char *key,
 	return -1;
 }
 
-static int is_int(const char *v)
+/* Whether @v is an integer in decimal, an optional '-' then digits only
+ * (strtoll alone would take " 5" and "+5"), that fits int64; into *out. */
+static int whole(const char *v, int64_t *out)
 {
 	char *end;
+	const char *d = v + (*v == '-');
+
+	if (!*d || strspn(d, "0123456789") != strlen(d))
+		return 0;
 	errno = 0;
-	(void)strtoll(v, &end, 10);
-	return *v && !*end && !errno;
+	*out = strtoll(v, &end, 10);
+	return !errno && !*end;
 }
 
-/* Whether @v is a whole number, 0 or more, in decimal digits alone. */
-static int is_natural(const char *v)
+/* Whether @v is one of enum(a|b|c)'s values. */
+static int in_enum(const char *type_name, const char *v)
 {
-	return is_int(v) && strspn(v, "0123456789") == strlen(v);
+	const char *p = type_name + 5; /* past "enum(" */
+	size_t n = strlen(v);
+
+	while (*p && *p != ')') {
+		size_t len = strcspn(p, "|)");
+		if (len == n && !strncmp(p, v, n))
+			return 1;
+		p += len + (p[len] == '|');
+	}
+	return 0;
 }
 
-/* Whether parameter @k of @r takes a whole number that may not be
- * negative: every parameter whose default is one (limits, thresholds,
- * intervals: SQLite reads LIMIT -5 as no limit at all) and, without a
- * default, pid and at.  Typing parameters in the report headers would
- * say this for each one; until then, this is what the headers imply. */
-static int is_count(const struct gr_report *r, int k)
+/* A duration: with a unit as gr_parse_duration_ns() reads it; digits
+ * alone in the unit @key ends with (_ns, _us, _ms, _s), else seconds. */
+static int duration(const char *key, const char *v, int64_t *out)
 {
-	return is_int(r->params[k].def) || !strcmp(r->params[k].key, "pid") ||
-	       !strcmp(r->params[k].key, "at");
+	static const char *const units[] = { "_ns", "_us", "_ms", "_s" };
+	size_t kl = strlen(key);
+	char buf[96];
+
+	if (*v && strspn(v, "0123456789.") == strlen(v))
+		for (size_t i = 0; i < sizeof(units) / sizeof(*units); i++) {
+			size_t ul = strlen(units[i]);
+			if (kl > ul && !strcmp(key + kl - ul, units[i])) {
+				snprintf(buf, sizeof(buf), "%s%s", v,
+					 units[i] + 1);
+				return gr_parse_duration_ns(buf, out) == 0;
+			}
+		}
+	return gr_parse_duration_ns(v, out) == 0;
+}
+
+/* What a value of parameter @p must look like, for the error line. */
+static const char *expected(const struct gr_report_param *p)
+{
+	switch (p->type) {
+	case GR_PT_INT:
+		return "a whole number";
+	case GR_PT_COUNT:
+		return "a whole number, 0 or more";
+	case GR_PT_PID:
+		return "a process id, 1 to 4194304";
+	case GR_PT_TIME:
+		return "a time: ns since the epoch (as gpurec prints ts), now, "
+		       "a duration ago like 2h, or RFC 3339 like "
+		       "2026-11-22T14:00:00Z";
+	case GR_PT_DURATION:
+		return "a duration like 250ms, 2s or 1h";
+	case GR_PT_ENUM:
+		return NULL;
+	}
+	return NULL;
+}
+
+/* Converts value @v of parameter @k by its type: *num and *is_num for a
+ * number (times and durations in ns), else the text stays @v.  Returns 0,
+ * or -EINVAL with the reason in err. */
+static int convert(const struct gr_report *r, int k, const char *v,
+		   int64_t now_ns, int64_t *num, int *is_num, char *err,
+		   size_t errlen)
+{
+	const struct gr_report_param *p = &r->params[k];
+	int good;
+
+	*is_num = 0;
+	switch (p->type) {
+	case GR_PT_INT:
+		good = whole(v, num);
+		break;
+	case GR_PT_COUNT:
+		good = whole(v, num) && *num >= 0;
+		break;
+	case GR_PT_PID:
+		good = whole(v, num) && *num >= 1 && *num <= 4194304;
+		break;
+	case GR_PT_TIME:
+		good = *v && strspn(v, "0123456789") == strlen(v) ?
+		       whole(v, num) : gr_parse_time(v, now_ns, num) == 0;
+		break;
+	case GR_PT_DURATION:
+		good = duration(p->key, v, num);
+		break;
+	case GR_PT_ENUM:
+		if (!in_enum(p->type_name, v))
+			return gr_cli__fail(err, errlen, -EINVAL,
+					    "bad --param '%s=%s': %s takes one "
+					    "of %.*s", p->key, v, p->key,
+					    (int)strlen(p->type_name) - 6,
+					    p->type_name + 5);
+		/* enum(0|1): bound as the number SQL compares it to */
+		*is_num = whole(v, num);
+		return 0;
+	default:
+		good = 0;
+	}
+	if (!good)
+		return gr_cli__fail(err, errlen, -EINVAL,
+				    "bad --param '%s=%s': %s takes %s", p->key,
+				    v, p->key, expected(p));
+	*is_num = 1;
+	return 0;
 }
 
 int gr_report__check_params(const struct gr_report *r, char *const *kv,
-			    int n, char *err, size_t errlen)
+			    int n, int64_t now_ns, char *err, size_t errlen)
 {
 	for (int i = 0; i < n; i++) {
 		const char *eq = strchr(kv[i], '=');
+		int64_t num;
+		int is_num;
+
 		if (!eq || eq == kv[i])
 			return gr_cli__fail(err, errlen, -EINVAL,
 					    "bad --param '%s': expected "
 					    "KEY=VALUE", kv[i]);
 		int k = param_index(r, kv[i], (size_t)(eq - kv[i]));
-		if (k >= 0 && is_count(r, k) && !is_natural(eq + 1))
-			return gr_cli__fail(err, errlen, -EINVAL,
-					    "bad --param '%s': %s takes a "
-					    "whole number, 0 or more", kv[i],
-					    r->params[k].key);
 		if (k < 0)
 			return gr_cli__fail(err, errlen, -EINVAL,
 					    "report %s takes no parameter '%.*s' "
 					    "(gpurec report list shows its "
 					    "parameters)", r->name,
 					    (int)(eq - kv[i]), kv[i]);
+		if (convert(r, k, eq + 1, now_ns, &num, &is_num, err, errlen))
+			return -EINVAL;
 	}
 	for (int k = 0; k < r->nparams; k++) {
 		int given = 0;
@@ -130,16 +295,9 @@ int gr_report__check_params(const struct gr_report *r, char *const *kv,
 	return 0;
 }
 
-static void bind_value(sqlite3_stmt *st, int idx, const char *v)
-{
-	if (is_int(v))
-		sqlite3_bind_int64(st, idx, strtoll(v, NULL, 10));
-	else
-		sqlite3_bind_text(st, idx, v, -1, SQLITE_TRANSIENT);
-}
-
 int gr_report__bind(const struct gr_report *r, sqlite3_stmt *st,
-		    char *const *kv, int n, char *err, size_t errlen)
+		    char *const *kv, int n, int64_t now_ns, char *err,
+		    size_t errlen)
 {
 	for (int idx = 1; idx <= sqlite3_bind_parameter_count(st); idx++) {
 		const char *name = sqlite3_bind_parameter_name(st, idx);
@@ -152,13 +310,20 @@ int gr_report__bind(const struct gr_report *r, sqlite3_stmt *st,
 			    kv[i][strlen(name)] == '=')
 				v = kv[i] + strlen(name) + 1;
 		int p = param_index(r, name, strlen(name));
-		if (!v && p >= 0)
-			v = r->params[p].def;
-		if (!v)
+		if (p < 0)
 			return gr_cli__fail(err, errlen, -EINVAL,
-					    "report %s uses :%s but declares "
-					    "no default for it", r->name, name);
-		bind_value(st, idx, v);
+					    "report %s uses :%s but does not "
+					    "declare it", r->name, name);
+		if (!v)
+			v = r->params[p].def;
+		int64_t num;
+		int is_num;
+		if (convert(r, p, v, now_ns, &num, &is_num, err, errlen))
+			return -EINVAL;
+		if (is_num)
+			sqlite3_bind_int64(st, idx, num);
+		else
+			sqlite3_bind_text(st, idx, v, -1, SQLITE_TRANSIENT);
 	}
 	return 0;
 }

@@ -510,6 +510,18 @@ static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 	case GR_SS_DUR_MAX: sqlite3_result_int64(ctx, e->dur_max); break;
 	case GR_SS_BYTES: sqlite3_result_int64(ctx, e->bytes); break;
 	case GR_SS_ERRORS: sqlite3_result_int64(ctx, e->errors); break;
+	case GR_SS_DUR_SQ: {
+		uint8_t q[16];
+		unsigned __int128 v = e->dur_sq;
+		if (e->no_sq) {
+			sqlite3_result_null(ctx);
+			break;
+		}
+		for (int b = 0; b < 16; b++, v >>= 8)
+			q[b] = (uint8_t)v;
+		sqlite3_result_blob(ctx, q, sizeof(q), SQLITE_TRANSIENT);
+		break;
+	}
 	case GR_SS_HIST:
 		c->blob.len = 0;
 		if (gr_hist__encode(&e->h, &c->blob))

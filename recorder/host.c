@@ -37,6 +37,40 @@ static int64_t intern(void *ctx, const char *s)
 	return gr_writer__intern(h->o.w, s, strlen(s));
 }
 
+/* The name of block device @dev: DEVNAME= of /sys/dev/block/MAJ:MIN/uevent,
+ * read the first time the device is seen and kept (devices are few; past
+ * 64 of them, the last slot turns over).  Returns NULL where /sys has no
+ * name for it. */
+static const char *devname(void *ctx, uint32_t dev)
+{
+	struct gr_host *h = ctx;
+	char path[64], line[128], name[32] = "";
+	int i;
+
+	for (i = 0; i < h->ndisks; i++)
+		if (h->disks[i].dev == dev)
+			return h->disks[i].name[0] ? h->disks[i].name : NULL;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", dev >> 20,
+		 dev & 0xfffff);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "DEVNAME=", 8)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(name, sizeof(name), "%.31s", line + 8);
+			break;
+		}
+	if (f)
+		fclose(f);
+	/* Full: the last slot is overwritten by each new device (the
+	 * caller interns the name before the next lookup). */
+	if (h->ndisks == (int)(sizeof(h->disks) / sizeof(h->disks[0])))
+		h->ndisks--;
+	i = h->ndisks++;
+	h->disks[i].dev = dev;
+	memcpy(h->disks[i].name, name, sizeof(name));
+	return name[0] ? h->disks[i].name : NULL;
+}
+
 void gr_host__put(struct gr_host *h, const struct gr_row *r)
 {
 	if (gr_writer__append(h->o.w, r->table, r->v, r->nm))
@@ -158,7 +192,7 @@ struct gr_host *gr_host__open(const struct gr_host_opts *o)
 		return NULL;
 	h->o = *o;
 	h->tracked_fd = -1;
-	h->dctx = (struct gr_dctx){ o->clock_offset_ns, intern, h };
+	h->dctx = (struct gr_dctx){ o->clock_offset_ns, intern, h, devname };
 	uint32_t self = o->record_self ? 0 : (uint32_t)getpid();
 	int any = 0;
 	for (int f = 0; f < GR_NFAMILIES; f++)

@@ -36,6 +36,13 @@ struct gr_host {
 	struct gr_cgroups *cgroups;
 	struct gr_stacks *stacks;	/* with sched: off-CPU stacks */
 	struct gr_dctx dctx;
+	/* Block device names by dev, looked up once each (host.c devname);
+	 * name "" where /sys had none. */
+	struct {
+		uint32_t dev;
+		char name[32];
+	} disks[64];
+	int ndisks;
 	char *segment;		/* segment the process rows were last put in */
 	uint64_t user_drops, user_drops_seen;
 	uint64_t flushes;

@@ -20,6 +20,10 @@ struct gr_dctx {
 	int64_t clock_offset_ns;	/* boot-time ns + this = UTC ns */
 	int64_t (*intern)(void *ctx, const char *s);
 	void *ctx;
+	/* The name of block device @dev (major << 20 | minor) on this
+	 * host, or NULL: the io family's block_io.disk.  NULL itself where
+	 * names are not looked up (tests). */
+	const char *(*devname)(void *ctx, uint32_t dev);
 };
 
 static inline void gr_row__init(struct gr_row *r, int table)

@@ -33,6 +33,7 @@ enum gr_sum_src {
 	GR_SS_K0, GR_SS_K1, GR_SS_K2, GR_SS_K3, GR_SS_K4, GR_SS_K5, GR_SS_K6,
 	GR_SS_N, GR_SS_DUR_SUM, GR_SS_DUR_MIN, GR_SS_DUR_MAX, GR_SS_BYTES,
 	GR_SS_ERRORS,
+	GR_SS_DUR_SQ,   /* 16 bytes, little-endian; NULL where unknown */
 	GR_SS_HIST,     /* the histogram, encoded */
 };
 

@@ -372,6 +372,14 @@ static inline int64_t add_wrap(int64_t a, int64_t b)
 	return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
+/* The square of a duration, exact in 128 bits (|INT64_MIN|^2 < 2^127);
+ * sums of squares wrap like the sums above, never overflow. */
+static inline unsigned __int128 square(int64_t d)
+{
+	unsigned __int128 m = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+	return m * m;
+}
+
 /* What one row adds to each entry it feeds, read once for all of them. */
 struct row {
 	int64_t ts, pid, dur, bytes;
@@ -414,6 +422,7 @@ static inline int add_row(struct gr_sum *s, int kind, int64_t minute,
 	e->dirty = 1;
 	e->n++;
 	e->dur_sum = add_wrap(e->dur_sum, x->dur);
+	e->dur_sq += square(x->dur);
 	if (x->dur < e->dur_min)
 		e->dur_min = x->dur;
 	if (x->dur > e->dur_max)
@@ -583,6 +592,8 @@ static void add_totals(struct gr_sum_ent *e, const struct gr_sum_ent *x)
 {
 	e->n = add_wrap(e->n, x->n);
 	e->dur_sum = add_wrap(e->dur_sum, x->dur_sum);
+	e->dur_sq += x->dur_sq;
+	e->no_sq |= x->no_sq;
 	if (x->dur_min < e->dur_min)
 		e->dur_min = x->dur_min;
 	if (x->dur_max > e->dur_max)
@@ -668,12 +679,13 @@ const char gr_sum_ddl[] =
 	" k5 INTEGER NOT NULL, k6 INTEGER NOT NULL, knull INTEGER NOT NULL,"
 	" n INTEGER, dur_sum INTEGER, dur_min INTEGER, dur_max INTEGER,"
 	" bytes INTEGER, errors INTEGER, ts_min INTEGER, ts_max INTEGER,"
-	" hist BLOB, PRIMARY KEY(kind, minute, pid, k0, k1, k2, k3, k4, k5,"
+	" hist BLOB, dur_sq BLOB, PRIMARY KEY(kind, minute, pid, k0, k1, k2,"
+	" k3, k4, k5,"
 	" k6, knull)) WITHOUT ROWID;";
 
 const char gr_sum_insert_sql[] =
 	"INSERT OR REPLACE INTO summary VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-	"?,?,?,?,?)";
+	"?,?,?,?,?,?)";
 
 int gr_sum__put_row(struct gr_sum *s, sqlite3_stmt *st)
 {
@@ -694,7 +706,16 @@ int gr_sum__put_row(struct gr_sum *s, sqlite3_stmt *st)
 	e.ts_min = sqlite3_column_int64(st, i++);
 	e.ts_max = sqlite3_column_int64(st, i++);
 	const void *h = sqlite3_column_blob(st, i);
-	return gr_sum__put(s, &e, h, (size_t)sqlite3_column_bytes(st, i));
+	size_t hlen = (size_t)sqlite3_column_bytes(st, i++);
+	/* dur_sq: 16 bytes, little-endian; absent from older segments */
+	const uint8_t *q = NULL;
+	if (sqlite3_column_count(st) > i &&
+	    sqlite3_column_bytes(st, i) == 16)
+		q = sqlite3_column_blob(st, i);
+	e.no_sq = !q;
+	for (int b = 15; q && b >= 0; b--)
+		e.dur_sq = e.dur_sq << 8 | q[b];
+	return gr_sum__put(s, &e, h, hlen);
 }
 
 int gr_sum__bind(sqlite3_stmt *st, const struct gr_sum_ent *e,
@@ -717,22 +738,35 @@ int gr_sum__bind(sqlite3_stmt *st, const struct gr_sum_ent *e,
 	sqlite3_bind_int64(st, i++, e->ts_max);
 	if (e->kind == GR_SUM_KERNEL) {
 		sqlite3_bind_null(st, i++);
-		return 0;
+	} else {
+		scratch->len = 0;
+		if (gr_hist__encode(&e->h, scratch))
+			return -ENOMEM;
+		sqlite3_bind_blob(st, i++, scratch->p, (int)scratch->len,
+				  SQLITE_STATIC);
 	}
-	scratch->len = 0;
-	if (gr_hist__encode(&e->h, scratch))
-		return -ENOMEM;
-	sqlite3_bind_blob(st, i++, scratch->p, (int)scratch->len,
-			  SQLITE_STATIC);
+	uint8_t q[16];
+	unsigned __int128 v = e->dur_sq;
+	for (int b = 0; b < 16; b++, v >>= 8)
+		q[b] = (uint8_t)v;
+	if (e->no_sq)
+		sqlite3_bind_null(st, i++);
+	else
+		sqlite3_bind_blob(st, i++, q, sizeof(q), SQLITE_TRANSIENT);
 	return 0;
 }
 
+/* A summary table older than dur_sq counts as none: its segment is
+ * summarized from its raw blocks, so that a standard deviation over old
+ * and new segments alike is the raw events' (as --raw prints it), not
+ * NULL. */
 int gr_sum__stored(struct gr_segment *seg)
 {
 	sqlite3_stmt *st;
 	int yes = 0;
-	if (sqlite3_prepare_v2(seg->db, "SELECT 1 FROM sqlite_master WHERE "
-			       "name = 'summary'", -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(seg->db, "SELECT 1 FROM pragma_table_info("
+			       "'summary') WHERE name = 'dur_sq'", -1, &st,
+			       NULL) == SQLITE_OK) {
 		yes = sqlite3_step(st) == SQLITE_ROW;
 		sqlite3_finalize(st);
 	}

@@ -6,8 +6,9 @@
  *   sum_api     every CUDA call (all cuda_* tables) by process and API;
  *   sum_kernel  launches by process, kernel name and grid/block shape;
  *   sum_memcpy  copies by process, direction and sync/async.
- * Each row holds a count, the duration total/min/max, bytes, errors, the
- * first and last event time, and for sum_api and sum_memcpy a histogram of
+ * Each row holds a count, the duration total/min/max and sum of squares,
+ * bytes, errors, the first and last event time, and for sum_api and
+ * sum_memcpy a histogram of
  * durations (log-linear, 128 buckets per power of two: a quantile read
  * from it is within 0.4 % of a value of the data).
  *
@@ -75,9 +76,15 @@ int64_t gr_hist__quantile(const struct gr_hist *h, double p);
 struct gr_sum_ent {
 	uint8_t kind, dirty;
 	uint8_t knull;               /* bit i: k[i] is NULL */
+	/* dur_sq is unknown: a row of a segment written before it was
+	 * kept, or a sum over one (the standard deviation is then NULL). */
+	uint8_t no_sq;
 	int64_t minute, pid;
 	int64_t k[GR_SUM_NKEYS];     /* dictionary ids and numbers by kind */
 	int64_t n, dur_sum, dur_min, dur_max, bytes, errors, ts_min, ts_max;
+	/* The sum of the squared durations, exact: with n and dur_sum it
+	 * gives the standard deviation (stddev_ns() in gpurec). */
+	unsigned __int128 dur_sq;
 	struct gr_hist h;            /* sum_api and sum_memcpy only */
 };
 
@@ -125,8 +132,9 @@ int gr_sum__each(struct gr_sum *s, int dirty_only,
 int gr_sum_kinds(int t, int *second);
 
 /* The segment table's DDL, its column list in order, and the SQL that
- * stores one entry (INSERT OR REPLACE with 20 parameters, in the order of
- * gr_sum__bind). */
+ * stores one entry (INSERT OR REPLACE with 21 parameters, in the order of
+ * gr_sum__bind).  dur_sq, the last column, is newer than the rest: a
+ * segment without it reads as no_sq rows. */
 extern const char gr_sum_ddl[];
 extern const char gr_sum_insert_sql[];
 struct sqlite3_stmt;
@@ -135,8 +143,9 @@ struct sqlite3_stmt;
 int gr_sum__put_row(struct gr_sum *s, struct sqlite3_stmt *st);
 
 struct gr_segment;
-/* Whether segment seg keeps summary rows (a copy made by another tool may
- * not: then it is summarized from its raw blocks). */
+/* Whether segment seg keeps summary rows with every column (a copy made
+ * by another tool may not, a segment written before dur_sq neither: then
+ * it is summarized from its raw blocks). */
 int gr_sum__stored(struct gr_segment *seg);
 /* Adds seg's stored rows of kind with minute in [m0, m1] (and, with pid,
  * of that process) to s; *malformed counts rows whose histogram did not

@@ -1,6 +1,6 @@
 -- name: gpu-health
 -- description: per GPU: samples, Xids by number (count, first and last time, meaning), ECC errors, remapped rows, share of time throttled by reason, hottest temperature, time at the power limit, times lost; one line each
--- param: power_pct=98 power draw at or over this % of the limit counts as at the limit
+-- param: power_pct:count=98 power draw at or over this % of the limit counts as at the limit
 -- One pass over gpu: every per-GPU figure is an aggregate of its group.
 WITH reason(bit, r, o) AS (
   VALUES (4, 'sw_power_cap', 1), (8, 'hw_slowdown', 2), (32, 'sw_thermal', 3),

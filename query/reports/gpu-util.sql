@@ -1,7 +1,7 @@
 -- name: gpu-util
 -- description: utilization is not work: per GPU and minute, NVML's utilization beside what the processes on that GPU did (launches/s of all kernels and of the main kernel, the one launched most there; copy bytes, sync wait, time in NCCL); flagged where utilization stays high while the main kernel's launches/s fall to 1/drop of the GPU's median busy minute or less
--- param: busy_pct=80 average utilization at or over this % is high
--- param: drop=2 flag a busy minute whose main-kernel launches/s are this many times below the median
+-- param: busy_pct:count=80 average utilization at or over this % is high
+-- param: drop:count=2 flag a busy minute whose main-kernel launches/s are this many times below the median
 WITH u AS (
   SELECT host, gpu, pci, ts / 60000000000 * 60000000000 AS minute,
          round(avg(util_gpu), 1) AS util_pct,

@@ -1,6 +1,6 @@
 -- name: graphs
 -- description: CUDA graphs per process (kind process: captures, instantiations, launches, destroys, distinct graphs and execs, failures), then its re-capture storms (kind storm: a minute with storm or more instantiations of graphs captured on one stream)
--- param: storm=10 instantiations in one minute, of graphs captured on one stream, that make a storm
+-- param: storm:count=10 instantiations in one minute, of graphs captured on one stream, that make a storm
 WITH g AS NOT MATERIALIZED (
   SELECT host, pid, tid, comm, ts, op, graph, graph_exec, stream, ret
   FROM cuda_graph
@@ -43,7 +43,9 @@ WITH g AS NOT MATERIALIZED (
          min(ts) AS first_ts, max(ts) AS last_ts
   FROM g GROUP BY host, pid
 )
-SELECT kind, pid, comm, minute, stream, captures, instantiations, launches,
+SELECT kind, pid, comm, minute,
+       CASE WHEN stream IS NOT NULL THEN printf('0x%x', stream) END AS stream,
+       captures, instantiations, launches,
        destroys, graphs, execs, failed, first_ts, last_ts, host
 FROM (
   SELECT 'process' AS kind, host, pid, comm, NULL AS minute, NULL AS stream,

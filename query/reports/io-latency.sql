@@ -1,7 +1,9 @@
 -- name: io-latency
--- description: block I/O latency per device and op (count, bytes, p50, p99, max, then a log2 histogram, bucket_us its lower bound), and file calls per process and call
+-- description: block I/O latency per device (major:minor and the name the recording host gave it) and op (count, bytes, p50, p99, max, then a log2 histogram, bucket_us its lower bound), and file calls per process and call
 WITH b AS (
-  SELECT dev, op, dur, bytes,
+  -- A device is its major:minor and its name, as recorded (NULL in
+  -- recordings made before names were kept).
+  SELECT dev || coalesce(' ' || disk, '') AS dev, op, dur, bytes,
          CASE WHEN dur < 1000 THEN 0
               ELSE CAST(power(2, CAST(log2(dur / 1000.0) AS INTEGER))
                         AS INTEGER) END AS bucket

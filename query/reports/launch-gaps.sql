@@ -1,7 +1,7 @@
 -- name: launch-gaps
 -- description: pauses of min_ms or more in which a process launched no kernel or graph (after its last one too), and what the thread that launched before did in them: off-CPU time by state, top off-CPU stack, file calls and bytes
--- param: min_ms=100 shortest pause listed, milliseconds
--- param: limit=100 most pauses shown, longest first
+-- param: min_ms:duration=100ms shortest pause listed (digits alone: ms)
+-- param: limit:count=100 most pauses shown, longest first
 WITH l AS (
   SELECT host, pid, tid, comm, ts, ts + coalesce(dur, 0) AS end_ts, api
   FROM cuda_kernel
@@ -15,7 +15,7 @@ WITH l AS (
            lead(ts) OVER w AS next_ts, lead(api) OVER w AS next_api
     FROM l
     WINDOW w AS (PARTITION BY host, pid ORDER BY ts))
-  WHERE next_ts IS NULL OR next_ts - start_ts >= :min_ms * 1000000
+  WHERE next_ts IS NULL OR next_ts - start_ts >= :min_ms
 ), p AS (
   -- After a process's last launch the pause lasts to its exit, or else to
   -- the last thing seen of it (off-CPU intervals' ends, file calls), and
@@ -47,7 +47,7 @@ WITH l AS (
   FROM n WHERE next_ts IS NOT NULL
   UNION ALL
   SELECT host, pid, tid, comm, launch_ts, start_ts, end_ts, ended_by
-  FROM e WHERE end_ts - start_ts >= :min_ms * 1000000
+  FROM e WHERE end_ts - start_ts >= :min_ms
 ), o AS (
   -- The launching thread was on a CPU when it launched, so its off-CPU
   -- intervals in the pause begin at or after that launch.
@@ -86,11 +86,12 @@ WITH l AS (
 SELECT g.pid, g.tid, g.comm, g.start_ts AS gap_start_ts, g.end_ts AS gap_end_ts,
        round((g.end_ts - g.start_ts) / 1e6, 1) AS gap_ms, g.ended_by,
        round(coalesce(st.off_ns, 0) / 1e6, 1) AS offcpu_ms, st.states,
-       sk.stack AS top_stack, round(sk.t / 1e6, 1) AS top_stack_ms,
+       round(sk.t / 1e6, 1) AS top_stack_ms,
        coalesce(f.calls, 0) AS file_calls, coalesce(f.reads, 0) AS reads,
        coalesce(f.read_bytes, 0) AS read_bytes,
        coalesce(f.writes, 0) AS writes,
-       coalesce(f.write_bytes, 0) AS write_bytes, g.host
+       coalesce(f.write_bytes, 0) AS write_bytes, g.host,
+       sk.stack AS top_stack
 FROM g
 LEFT JOIN st ON st.host = g.host AND st.pid = g.pid
             AND st.start_ts = g.start_ts

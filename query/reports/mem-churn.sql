@@ -1,5 +1,5 @@
 -- name: mem-churn
--- description: allocations and frees per process and API: calls, failures, bytes asked, rate, and the process's peak bytes outstanding (successful allocations less the frees of their pointers)
+-- description: allocations and frees per process and API: calls, failures, bytes asked, rate (calls/s between the first and the last; NULL where they are under 1 s apart), and the process's peak bytes outstanding (successful allocations less the frees of their pointers)
 WITH ok AS (
   SELECT pid, ts, op, ptr, bytes FROM cuda_mem WHERE ret IS NULL OR ret = 0
 ), d AS (
@@ -17,7 +17,9 @@ WITH ok AS (
 )
 SELECT m.pid, min(m.comm) AS comm, m.api, m.op, count(*) AS calls,
        sum(m.ret IS NOT NULL AND m.ret != 0) AS failed, sum(m.bytes) AS bytes,
-       CASE WHEN max(m.ts) > min(m.ts)
+       -- A rate only over a second or more: 3 frees 10 us apart are not
+       -- 299446 frees a second.
+       CASE WHEN max(m.ts) - min(m.ts) >= 1000000000
             THEN round((count(*) - 1) * 1e9 / (max(m.ts) - min(m.ts)), 1) END
            AS per_s,
        p.peak_bytes

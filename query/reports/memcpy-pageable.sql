@@ -1,7 +1,7 @@
 -- name: memcpy-pageable
 -- description: copies whose host side is pageable (nsys rule cuda_memcpy_async): per process, API and direction, then the longest calls; pageable = in no allocation gpurec saw live (pinned before the recording looks pageable)
--- param: sync=0 1 to list blocking API calls too, not only async ones
--- param: limit=20 most calls listed after the sums
+-- param: sync:enum(0|1)=0 1 to list blocking API calls too, not only async ones
+-- param: limit:count=20 most calls listed after the sums
 --
 -- A copy's host side is its source for H2D, its destination for D2H, both
 -- for H2H, default and unknown directions.  A host pointer is "pinned" if
@@ -89,6 +89,8 @@ SELECT * FROM (
   UNION ALL
   SELECT * FROM (
     SELECT 'call', pid, tid, comm, api, kind, async, 1, bytes, dur, dur,
-           ret IS NOT NULL AND ret != 0, src, dst, ts
+           ret IS NOT NULL AND ret != 0,
+           CASE WHEN src IS NOT NULL THEN printf('0x%x', src) END,
+           CASE WHEN dst IS NOT NULL THEN printf('0x%x', dst) END, ts
     FROM p ORDER BY dur DESC, ts LIMIT :limit))
 ORDER BY section = 'call', total_ns DESC, pid, api, kind, ts

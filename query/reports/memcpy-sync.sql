@@ -1,6 +1,6 @@
 -- name: memcpy-sync
 -- description: copies that blocked the calling thread (nsys rules cuda_memcpy_sync, cuda_memcpy_async): blocking API calls and async calls on pageable host memory; per thread, then the longest calls (see memcpy-pageable for pageable)
--- param: limit=20 most calls listed after the per-thread rows
+-- param: limit:count=20 most calls listed after the per-thread rows
 --
 -- "sync API": a copy made through a blocking entry point (async = 0,
 -- cudaMemcpy, cuMemcpyDtoH_v2, ...).  "async on pageable": an async entry

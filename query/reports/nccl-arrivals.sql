@@ -1,6 +1,6 @@
 -- name: nccl-arrivals
 -- description: per NCCL collective (communicator, seq): ranks seen, first arrival, arrival spread across ranks and hosts, the last rank (host, rank, pid) and its lead over the one before; widest spread first
--- param: limit=50 most collectives shown
+-- param: limit:count=50 most collectives shown
 WITH c AS (
   SELECT comm_id, seq, op, bytes, host, pid, rank, nranks, ts,
          row_number() OVER (PARTITION BY comm_id, seq

@@ -1,6 +1,6 @@
 -- name: nccl-skew
 -- description: the straggler table: per rank, how late it enters collectives (ts minus the first rank's, same communicator and seq, across hosts): mean, p99, max, times last; latest first
--- param: limit=100 most ranks shown
+-- param: limit:count=100 most ranks shown
 WITH c AS (
   SELECT comm_id, seq, host, pid, rank, nranks, ts,
          min(ts) OVER w AS first, max(ts) OVER w AS last,

@@ -1,6 +1,6 @@
 -- name: offcpu-top
 -- description: threads of GPU processes by off-CPU time, by state, with their top stack
--- param: limit=20 most threads shown
+-- param: limit:count=20 most threads shown
 WITH t AS (
   SELECT pid, tid, comm, state, count(*) AS n, sum(dur) AS total_ns,
          max(dur) AS max_ns

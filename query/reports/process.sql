@@ -1,6 +1,6 @@
 -- name: process
 -- description: one process's story: identity, container and pod, CUDA calls and errors by minute, off-CPU and I/O, exit
--- param: pid= the process id
+-- param: pid:pid= the process id
 WITH p AS (
   SELECT * FROM process WHERE pid = :pid
   ORDER BY exit_ts IS NULL, ts DESC LIMIT 1
@@ -10,30 +10,31 @@ WITH p AS (
              AS launches
   FROM sum_api WHERE pid = :pid GROUP BY minute
 )
-SELECT 'identity' AS section, 'comm' AS item, comm AS value, NULL AS n FROM p
-UNION ALL SELECT 'identity', 'ppid', ppid, NULL FROM p
-UNION ALL SELECT 'identity', 'exe', exe, NULL FROM p
-UNION ALL SELECT 'identity', 'cmdline', cmdline, NULL FROM p
-UNION ALL SELECT 'identity', 'cgroup', cgroup, NULL FROM p
-UNION ALL SELECT 'identity', 'container_id', container_id, NULL FROM p
-UNION ALL SELECT 'identity', 'pod_uid', pod_uid, NULL FROM p
-UNION ALL SELECT 'identity', 'start_ts', start_ts, NULL FROM p
-UNION ALL SELECT 'cuda', 'minute ' || minute,
-                 launches || ' launches, ' || errors || ' errors', calls
+-- value, the long column (cmdline, cgroup), last.
+SELECT 'identity' AS section, 'comm' AS item, NULL AS n, comm AS value FROM p
+UNION ALL SELECT 'identity', 'ppid', NULL, ppid FROM p
+UNION ALL SELECT 'identity', 'exe', NULL, exe FROM p
+UNION ALL SELECT 'identity', 'cmdline', NULL, cmdline FROM p
+UNION ALL SELECT 'identity', 'cgroup', NULL, cgroup FROM p
+UNION ALL SELECT 'identity', 'container_id', NULL, container_id FROM p
+UNION ALL SELECT 'identity', 'pod_uid', NULL, pod_uid FROM p
+UNION ALL SELECT 'identity', 'start_ts', NULL, start_ts FROM p
+UNION ALL SELECT 'cuda', 'minute ' || minute, calls,
+                 launches || ' launches, ' || errors || ' errors'
           FROM m
-UNION ALL SELECT 'cuda errors', api || ' ' || ret,
-                 cuda_error_name(api, ret), count(*)
+UNION ALL SELECT 'cuda errors', api || ' ' || ret, count(*),
+                 cuda_error_name(api, ret)
           FROM cuda_api WHERE pid = :pid AND ret IS NOT NULL AND ret != 0
           GROUP BY api, ret
-UNION ALL SELECT 'off-cpu', 'state ' || state,
-                 round(sum(dur) / 1e9, 3) || ' s', count(*)
+UNION ALL SELECT 'off-cpu', 'state ' || state, count(*),
+                 round(sum(dur) / 1e9, 3) || ' s'
           FROM offcpu WHERE pid = :pid GROUP BY state
-UNION ALL SELECT 'file i/o', syscall, sum(max(bytes, 0)) || ' bytes', count(*)
+UNION ALL SELECT 'file i/o', syscall, count(*), sum(max(bytes, 0)) || ' bytes'
           FROM file_io WHERE pid = :pid GROUP BY syscall
-UNION ALL SELECT 'block i/o', op, sum(bytes) || ' bytes', count(*)
+UNION ALL SELECT 'block i/o', op, count(*), sum(bytes) || ' bytes'
           FROM block_io WHERE pid = :pid GROUP BY op
-UNION ALL SELECT 'exit', 'exit_ts', exit_ts, NULL FROM p WHERE exit_ts IS NOT NULL
-UNION ALL SELECT 'exit', 'exit_code', exit_code, NULL FROM p WHERE exit_ts IS NOT NULL
+UNION ALL SELECT 'exit', 'exit_ts', NULL, exit_ts FROM p WHERE exit_ts IS NOT NULL
+UNION ALL SELECT 'exit', 'exit_code', NULL, exit_code FROM p WHERE exit_ts IS NOT NULL
 -- raw:
 WITH p AS (
   SELECT * FROM process WHERE pid = :pid
@@ -44,27 +45,28 @@ WITH p AS (
          sum(api LIKE '%Launch%') AS launches
   FROM cuda_api WHERE pid = :pid GROUP BY minute
 )
-SELECT 'identity' AS section, 'comm' AS item, comm AS value, NULL AS n FROM p
-UNION ALL SELECT 'identity', 'ppid', ppid, NULL FROM p
-UNION ALL SELECT 'identity', 'exe', exe, NULL FROM p
-UNION ALL SELECT 'identity', 'cmdline', cmdline, NULL FROM p
-UNION ALL SELECT 'identity', 'cgroup', cgroup, NULL FROM p
-UNION ALL SELECT 'identity', 'container_id', container_id, NULL FROM p
-UNION ALL SELECT 'identity', 'pod_uid', pod_uid, NULL FROM p
-UNION ALL SELECT 'identity', 'start_ts', start_ts, NULL FROM p
-UNION ALL SELECT 'cuda', 'minute ' || minute,
-                 launches || ' launches, ' || errors || ' errors', calls
+-- value, the long column (cmdline, cgroup), last.
+SELECT 'identity' AS section, 'comm' AS item, NULL AS n, comm AS value FROM p
+UNION ALL SELECT 'identity', 'ppid', NULL, ppid FROM p
+UNION ALL SELECT 'identity', 'exe', NULL, exe FROM p
+UNION ALL SELECT 'identity', 'cmdline', NULL, cmdline FROM p
+UNION ALL SELECT 'identity', 'cgroup', NULL, cgroup FROM p
+UNION ALL SELECT 'identity', 'container_id', NULL, container_id FROM p
+UNION ALL SELECT 'identity', 'pod_uid', NULL, pod_uid FROM p
+UNION ALL SELECT 'identity', 'start_ts', NULL, start_ts FROM p
+UNION ALL SELECT 'cuda', 'minute ' || minute, calls,
+                 launches || ' launches, ' || errors || ' errors'
           FROM m
-UNION ALL SELECT 'cuda errors', api || ' ' || ret,
-                 cuda_error_name(api, ret), count(*)
+UNION ALL SELECT 'cuda errors', api || ' ' || ret, count(*),
+                 cuda_error_name(api, ret)
           FROM cuda_api WHERE pid = :pid AND ret IS NOT NULL AND ret != 0
           GROUP BY api, ret
-UNION ALL SELECT 'off-cpu', 'state ' || state,
-                 round(sum(dur) / 1e9, 3) || ' s', count(*)
+UNION ALL SELECT 'off-cpu', 'state ' || state, count(*),
+                 round(sum(dur) / 1e9, 3) || ' s'
           FROM offcpu WHERE pid = :pid GROUP BY state
-UNION ALL SELECT 'file i/o', syscall, sum(max(bytes, 0)) || ' bytes', count(*)
+UNION ALL SELECT 'file i/o', syscall, count(*), sum(max(bytes, 0)) || ' bytes'
           FROM file_io WHERE pid = :pid GROUP BY syscall
-UNION ALL SELECT 'block i/o', op, sum(bytes) || ' bytes', count(*)
+UNION ALL SELECT 'block i/o', op, count(*), sum(bytes) || ' bytes'
           FROM block_io WHERE pid = :pid GROUP BY op
-UNION ALL SELECT 'exit', 'exit_ts', exit_ts, NULL FROM p WHERE exit_ts IS NOT NULL
-UNION ALL SELECT 'exit', 'exit_code', exit_code, NULL FROM p WHERE exit_ts IS NOT NULL
+UNION ALL SELECT 'exit', 'exit_ts', NULL, exit_ts FROM p WHERE exit_ts IS NOT NULL
+UNION ALL SELECT 'exit', 'exit_code', NULL, exit_code FROM p WHERE exit_ts IS NOT NULL

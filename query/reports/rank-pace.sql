@@ -1,6 +1,6 @@
 -- name: rank-pace
 -- description: per NCCL rank: collectives, last seq and how far behind the communicator's furthest rank, iteration time (median) and iterations per minute, share of time inside NCCL calls; slowest first
--- param: per_iter=0 collectives per iteration (0: the longest median seq gap between repeats of one op and size)
+-- param: per_iter:count=0 collectives per iteration (0: the longest median seq gap between repeats of one op and size)
 WITH c AS (
   SELECT comm_id, host, pid, rank, seq, ts, op, bytes
   FROM nccl

@@ -1,6 +1,6 @@
 -- name: recording
 -- description: what the recording holds: segments per host, span, disk use, events per table, drops by source, the recorder's runs and the unrecorded time between them (a restart or a crash), gaps between segments
--- param: gap_s=60 a gap between consecutive segments longer than this (seconds) is listed
+-- param: gap_s:duration=60s a gap between consecutive segments longer than this is listed (digits alone: seconds)
 WITH s AS (
   SELECT *, lag(end_ts) OVER (PARTITION BY host ORDER BY start_ts) AS prev_end
   FROM segments
@@ -21,33 +21,32 @@ WITH s AS (
   UNION ALL SELECT 'file_io', count(*) FROM file_io
   UNION ALL SELECT 'process', count(*) FROM process
 )
-SELECT 'segments' AS section, host AS item,
-       sum(sealed) || ' sealed, ' || sum(bytes) || ' bytes' AS value,
-       count(*) AS n
+-- value, the long column, last.
+SELECT 'segments' AS section, host AS item, count(*) AS n,
+       sum(sealed) || ' sealed, ' || sum(bytes) || ' bytes' AS value
 FROM segments GROUP BY host
 UNION ALL
-SELECT 'span', host, min(start_ts) || ' .. ' || max(end_ts),
-       round((max(end_ts) - min(start_ts)) / 1e9, 3)
+SELECT 'span', host, round((max(end_ts) - min(start_ts)) / 1e9, 3),
+       min(start_ts) || ' .. ' || max(end_ts)
 FROM segments GROUP BY host
 UNION ALL
-SELECT 'events', tbl, NULL, n FROM e WHERE n > 0
+SELECT 'events', tbl, n, NULL FROM e WHERE n > 0
 UNION ALL
-SELECT 'drops', source, NULL, sum(count) FROM drops GROUP BY source
+SELECT 'drops', source, sum(count), NULL FROM drops GROUP BY source
 UNION ALL
 SELECT 'run', coalesce(host, dir) || ' #' || run || ' pid ' || pid,
-       start_ts || ' .. ' || coalesce(end_ts, 'now') || ' ' || ended,
-       round((end_ts - start_ts) / 1e9, 3)
+       round((end_ts - start_ts) / 1e9, 3),
+       start_ts || ' .. ' || coalesce(end_ts, 'now') || ' ' || ended
 FROM r
 UNION ALL
 SELECT 'unrecorded', coalesce(host, dir) || ' ' || (start_ts - gap_ns) ||
-       ' .. ' || start_ts,
+       ' .. ' || start_ts, round(gap_ns / 1e9, 3),
        CASE prev_ended WHEN 'stopped' THEN 'restart: run ' || (run - 1) ||
          ' stopped, run ' || run || ' started'
        ELSE 'crash: run ' || (run - 1) || ' wrote no stop line, run ' ||
-         run || ' started' END,
-       round(gap_ns / 1e9, 3)
+         run || ' started' END
 FROM r WHERE gap_ns IS NOT NULL
 UNION ALL
-SELECT 'gap', host || ' ' || prev_end || ' .. ' || start_ts, path,
-       round((start_ts - prev_end) / 1e9, 3)
-FROM s WHERE prev_end IS NOT NULL AND start_ts - prev_end > :gap_s * 1000000000
+SELECT 'gap', host || ' ' || prev_end || ' .. ' || start_ts,
+       round((start_ts - prev_end) / 1e9, 3), path
+FROM s WHERE prev_end IS NOT NULL AND start_ts - prev_end > :gap_s

@@ -1,6 +1,14 @@
 -- name: runq-latency
 -- description: run-queue latency per GPU process: waits, p50, p99, max; then a log2 histogram, bucket_us its lower bound (0: under 1 us)
-SELECT pid, comm, bucket_us, waits,
+-- One comm per pid: its main thread's, else the least; the histogram
+-- rows carry the same one as the summary row (a bucket's own threads
+-- would give each bucket another).
+WITH c AS (
+  SELECT pid, coalesce(max(CASE WHEN tid = pid THEN comm END), min(comm))
+             AS comm
+  FROM runq GROUP BY pid
+)
+SELECT r.pid, c.comm, bucket_us, waits,
        CASE WHEN bucket_us IS NULL THEN p50_us END AS p50_us,
        CASE WHEN bucket_us IS NULL THEN p99_us END AS p99_us,
        CASE WHEN bucket_us IS NULL THEN max_us END AS max_us,
@@ -9,21 +17,19 @@ SELECT pid, comm, bucket_us, waits,
                         CAST(40.0 * waits / max_waits + 0.999 AS INTEGER))
        END AS bar
 FROM (
-  SELECT pid, coalesce(max(CASE WHEN tid = pid THEN comm END), min(comm))
-             AS comm, NULL AS bucket_us, count(*) AS waits,
+  SELECT pid, NULL AS bucket_us, count(*) AS waits,
          round(median(dur) / 1e3, 1) AS p50_us,
          round(percentile(dur, 99) / 1e3, 1) AS p99_us,
          round(max(dur) / 1e3, 1) AS max_us, 1 AS max_waits, 0 AS o
   FROM runq GROUP BY pid
   UNION ALL
-  SELECT pid, coalesce(max(CASE WHEN tid = pid THEN comm END), min(comm)),
-         b, count(*), NULL, NULL, NULL,
+  SELECT pid, b, count(*), NULL, NULL, NULL,
          max(count(*)) OVER (PARTITION BY pid), 1
-  FROM (SELECT pid, tid, comm,
+  FROM (SELECT pid,
                CASE WHEN dur < 1000 THEN 0
                     ELSE CAST(power(2, CAST(log2(dur / 1000.0) AS INTEGER))
                               AS INTEGER) END AS b
         FROM runq)
   GROUP BY pid, b
-)
-ORDER BY pid, o, bucket_us
+) r LEFT JOIN c ON c.pid IS r.pid
+ORDER BY r.pid, o, bucket_us

@@ -1,8 +1,8 @@
 -- name: timeline
 -- description: every event of every table within delta_ms of a time, merged and ordered: what the host was doing then
--- param: at= the time, ns since the Unix epoch (as gpurec prints ts)
--- param: delta_ms=100 milliseconds either side of it
-WITH w(lo, hi) AS (SELECT :at - :delta_ms * 1000000, :at + :delta_ms * 1000000)
+-- param: at:time= the time: RFC 3339, 2h (ago), or digits alone: ns since the epoch (as gpurec prints ts)
+-- param: delta_ms:duration=100ms how long either side of it (digits alone: ms)
+WITH w(lo, hi) AS (SELECT :at - :delta_ms, :at + :delta_ms)
 SELECT ts, ts - :at AS offset_ns, tbl AS "table", pid, tid, comm, dur, what
 FROM (
   SELECT ts, 'cuda_kernel' AS tbl, pid, tid, comm, dur,
@@ -45,7 +45,8 @@ FROM (
   FROM runq, w WHERE ts BETWEEN lo AND hi
   UNION ALL
   SELECT ts, 'block_io', pid, tid, comm, dur,
-         op || ' ' || bytes || ' B on ' || dev || ' sector ' || sector
+         op || ' ' || bytes || ' B on ' || dev || coalesce(' ' || disk, '') ||
+         ' sector ' || sector
   FROM block_io, w WHERE ts BETWEEN lo AND hi
   UNION ALL
   SELECT ts, 'file_io', pid, tid, comm, dur,

@@ -1,8 +1,7 @@
 -- name: top-kernels
--- description: per kernel: launches, share, grid/block shapes seen, launch rate
--- param: limit=25 most kernels shown
-SELECT coalesce(kernel, '(unnamed)') AS kernel,
-       sum(launches) AS launches,
+-- description: per kernel: launches, share of all launches, grid/block shapes seen, launch rate, then the kernel's name
+-- param: limit:count=25 most kernels shown
+SELECT sum(launches) AS launches,
        round(100.0 * sum(launches) / (SELECT sum(launches) FROM sum_kernel),
              1) AS pct,
        count(DISTINCT grid_x || 'x' || grid_y || 'x' || grid_z || '/' ||
@@ -11,14 +10,14 @@ SELECT coalesce(kernel, '(unnamed)') AS kernel,
            block_x || 'x' || block_y || 'x' || block_z) AS shape,
        CASE WHEN max(ts_last) > min(ts)
             THEN round((sum(launches) - 1) * 1e9 / (max(ts_last) - min(ts)),
-                       1) END AS launches_per_s
+                       1) END AS launches_per_s,
+       coalesce(kernel, '(unnamed)') AS kernel
 FROM sum_kernel
 GROUP BY kernel
 ORDER BY launches DESC, kernel
 LIMIT :limit
 -- raw:
-SELECT coalesce(kernel, '(unnamed)') AS kernel,
-       count(*) AS launches,
+SELECT count(*) AS launches,
        round(100.0 * count(*) / (SELECT count(*) FROM cuda_kernel), 1) AS pct,
        count(DISTINCT grid_x || 'x' || grid_y || 'x' || grid_z || '/' ||
              block_x || 'x' || block_y || 'x' || block_z) AS shapes,
@@ -26,7 +25,8 @@ SELECT coalesce(kernel, '(unnamed)') AS kernel,
            block_x || 'x' || block_y || 'x' || block_z) AS shape,
        CASE WHEN max(ts) > min(ts)
             THEN round((count(*) - 1) * 1e9 / (max(ts) - min(ts)), 1) END
-           AS launches_per_s
+           AS launches_per_s,
+       coalesce(kernel, '(unnamed)') AS kernel
 FROM cuda_kernel
 GROUP BY kernel
 ORDER BY launches DESC, kernel

@@ -1,6 +1,6 @@
 -- name: xid
 -- description: each Xid (the GPU's error reports), then what every process on that GPU was doing in the seconds before: its CUDA calls and errors, its last call, and its off-CPU time around the Xid with state and stack (of the thread that made the last call, else its longest D wait, else its longest)
--- param: before_s=10 seconds before the Xid looked at
+-- param: before_s:duration=10s how long before the Xid is looked at (digits alone: seconds)
 WITH x AS (
   SELECT host, ts, gpu, pci, xid, pid AS xpid, comm AS xcomm, source,
          meaning, action, text
@@ -19,7 +19,7 @@ WITH x AS (
   SELECT q.*,
          (SELECT c.tid FROM cuda_api c
           WHERE c.host = q.host AND c.pid = q.pid
-            AND c.ts BETWEEN q.ts - :before_s * 1000000000
+            AND c.ts BETWEEN q.ts - :before_s
                          AND q.ts + 1000000000
           ORDER BY c.ts DESC LIMIT 1) AS ltid
   FROM q
@@ -38,7 +38,7 @@ WITH x AS (
   FROM p JOIN offcpu f
     ON f.host = p.host AND f.pid = p.pid
    AND f.ts BETWEEN p.ts - 3600000000000 AND p.ts + 1000000000
-   AND f.ts + f.dur >= p.ts - :before_s * 1000000000
+   AND f.ts + f.dur >= p.ts - :before_s
 ), dw AS (
   -- A D wait still open is written in 5 s pieces: a thread's D time in
   -- the window, whole.
@@ -53,16 +53,16 @@ SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
                 CASE WHEN p.pid = x.xpid THEN x.xcomm END) AS comm,
        (SELECT count(*) FROM cuda_api c
         WHERE c.host = x.host AND c.pid = p.pid
-          AND c.ts BETWEEN x.ts - :before_s * 1000000000 AND x.ts) AS calls,
+          AND c.ts BETWEEN x.ts - :before_s AND x.ts) AS calls,
        (SELECT count(*) FROM cuda_api c
         WHERE c.host = x.host AND c.pid = p.pid AND c.ret != 0
-          AND c.ts BETWEEN x.ts - :before_s * 1000000000
+          AND c.ts BETWEEN x.ts - :before_s
                        AND x.ts + 1000000000) AS errors,
        (SELECT c.api || ' ret ' || coalesce(c.ret, '?') || ' at ' ||
                round((c.ts - x.ts) / 1e9, 3) || ' s'
         FROM cuda_api c
         WHERE c.host = x.host AND c.pid = p.pid
-          AND c.ts BETWEEN x.ts - :before_s * 1000000000
+          AND c.ts BETWEEN x.ts - :before_s
                        AND x.ts + 1000000000
         ORDER BY c.ts DESC LIMIT 1) AS last_call,
        o.state || ' ' ||

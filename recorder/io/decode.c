@@ -31,6 +31,14 @@ static void decode_block(const struct gr_dctx *d, const struct gr_block *e,
 	r->v[GR_block_io_op] = gr_dctx__str(d, op);
 	r->v[GR_block_io_bytes] = e->bytes;
 	r->v[GR_block_io_sector] = (int64_t)e->sector;
+	/* The name, looked up where the request happened: a reader on
+	 * another host could only guess it (its /sys names its own disks). */
+	const char *name = d->devname && e->dev ?
+			   d->devname(d->ctx, e->dev) : NULL;
+	if (name)
+		r->v[GR_block_io_disk] = gr_dctx__str(d, name);
+	else
+		r->nm |= 1ull << GR_block_io_disk;
 }
 
 const char *gr_io__syscall_name(uint32_t nr)

@@ -46,12 +46,15 @@ checks() {
 	eq "${L}gpurec --data DIR --since 2h s<TAB>: options and their values skipped" \
 		"$(comp gpurec --data /x --since 2h s)" "schema seal-setup shell sql status"
 	eq "${L}gpurec --format=csv <TAB> (split at =)" "$(comp gpurec --format = csv '')" \
-		"export report schema seal-setup shell sql status tables verify"
+		"export help report schema seal-setup shell sql status tables verify"
 	eq "${L}gpurec sh<TAB>" "$(comp gpurec sh)" "shell"
 	eq "${L}gpurec shell -<TAB>: the query and row options; no --param, -o, pager" \
 		"$(comp gpurec shell -)" \
 		"--data --format --help --host --local --max-memory --no-header --pid --since --time-format --timeout --until --version --wide"
 	eq "${L}gpurec shell <TAB>: no argument" "$(comp gpurec shell '')" ""
+	eq "${L}gpurec help <TAB>: the commands" "$(comp gpurec help '')" \
+		"export help report schema seal-setup shell sql status tables verify"
+	eq "${L}gpurec help sql <TAB>: one command only" "$(comp gpurec help sql '')" ""
 
 	reports=$(gpurec --format csv report list | tail -n +2 | cut -d, -f1 | sort | tr '\n' ' ')
 	got=$(comp gpurec report '')

@@ -222,7 +222,7 @@ user_error "--param limit=-5 refused (LIMIT -5 is no limit)" \
 	--data "$A" report top-kernels --param limit=-5
 user_error "--param limit=abc refused" "limit takes a whole number" \
 	--data "$A" report top-kernels --param limit=abc
-user_error "--param pid=x refused" "pid takes a whole number" \
+user_error "--param pid=x refused" "pid takes a process id" \
 	--data "$A" report process --param pid=x
 # the summaries' scan passed over segments without the pid and leaked them
 # (LeakSanitizer's exit 1 under the ASan build)

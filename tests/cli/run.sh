@@ -34,9 +34,9 @@ eq "segments listed" "$(q --data "$A" sql 'SELECT count(*), sum(events), sum(sea
 qa() { "$GPUREC" --format csv "$@" 2>"$T/stderr" | tr -d '\r' | tail -n +2; }
 eq "report recording: segments, span, events, no gap over 60 s" \
 	"$(qa --data "$A" report recording | grep -v '^run,' | tr '\n' ' ')" \
-	"segments,alpha,\"5 sealed, $(q --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\",5 span,alpha,$S_NS .. $((S_NS + 99999000000)),99.999 events,cuda_kernel,,100000 "
+	"segments,alpha,5,\"5 sealed, $(q --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\" span,alpha,99.999,$S_NS .. $((S_NS + 99999000000)) events,cuda_kernel,100000, "
 eq "report recording --param gap_s=0: the 1 ms between each two segments" \
-	"$(qa --data "$A" report recording --param gap_s=0 | grep -c '^gap,.*,0.001$')" 4
+	"$(qa --data "$A" report recording --param gap_s=0 | grep -c '^gap,[^,]*,0.001,')" 4
 
 # runs: each recorder run from the manifest's start and stop lines.  The
 # synthetic writer ran once on $A.
@@ -56,7 +56,7 @@ eq "runs: killed, stopped, running; pids; each gap from the run before" \
 	"$(q --data "$R" sql "SELECT group_concat(run || ':' || ended || ':' || coalesce(events, '-') || ':' || (pid > 0) || ':' || coalesce(gap_ns > 0, '-') || ':' || host, ' ') FROM runs")" \
 	"1:crashed:-:1:-:beta 2:stopped:300:1:1:beta 3:running:-:1:1:beta"
 eq "report recording: an unrecorded time per restart or crash, with its cause" \
-	"$(qa --data "$R" report recording | sed -n 's/^unrecorded,[^,]*,"\?\([a-z]*\):.*/\1/p' | tr '\n' ' ')" \
+	"$(qa --data "$R" report recording | sed -n 's/^unrecorded,[^,]*,[^,]*,"\?\([a-z]*\):.*/\1/p' | tr '\n' ' ')" \
 	"crash restart "
 kill "$rp"; wait "$rp" 2>/dev/null
 
@@ -107,10 +107,10 @@ synth --data "$LG" --events 1000 --interval 1000000 --start "$S_NS" \
 stk="python3;_PyEval_EvalFrameDefault;time_sleep;clock_nanosleep;entry_SYSCALL_64;__x64_sys_clock_nanosleep;hrtimer_nanosleep;do_nanosleep;schedule"
 eq "report launch-gaps: after the last launch, to the last event seen; off-CPU by state, top stack" \
 	"$(qa --data "$LG" --pid 41000 report launch-gaps)" \
-	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1997000000)),1001.0,(last seen),167.0,\"S 143.0 ms, D 24.0 ms\",$stk,84.0,0,0,0,0,0,synthetic"
+	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1997000000)),1001.0,(last seen),167.0,\"S 143.0 ms, D 24.0 ms\",84.0,0,0,0,0,0,synthetic,$stk"
 eq "report launch-gaps --until: the pause ends with the window, its off-CPU time clipped" \
 	"$(qa --data "$LG" --pid 41000 --until "$(rfc $((S + 1)) | sed 's/Z$/.5Z/')" report launch-gaps)" \
-	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1500000000)),504.0,(last seen),83.0,\"S 71.0 ms, D 12.0 ms\",$stk,42.0,0,0,0,0,0,synthetic"
+	"41000,41000,python3,$((S_NS + 996001000)),$((S_NS + 1500000000)),504.0,(last seen),83.0,\"S 71.0 ms, D 12.0 ms\",42.0,0,0,0,0,0,synthetic,$stk"
 eq "--pid filters" "$(q --data "$A" --pid 41017 sql 'SELECT count(*), min(pid), max(pid) FROM cuda_kernel')" "25000,41017,41017"
 eq "integer filters pushed down agree" \
 	"$(q --data "$A" sql "SELECT count(*) FROM cuda_kernel WHERE grid_x >= 64 AND block_x < 256")" \

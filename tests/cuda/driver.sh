@@ -78,6 +78,7 @@ done
 # sorted.
 r() { "$GPUREC" --data "$D" --format csv --pid "$pn" report "$@" | tr -d '\r' | tail -n +2; }
 srt() { LC_ALL=C sort | tr '\n' ' '; }
+hex() { printf '0x%x' "$1"; } # reports print pointers in hex
 h=$(pv new host) dev=$(pv new dev) pin=$(pv new pin) pg=$(pv new pg) reg=$(pv new reg)
 eq "(report) memcpy-sync: sync API copies, and async ones only where pageable" \
 	"$(r memcpy-sync | cut -d, -f1,5-10,13 | srt)" \
@@ -91,9 +92,9 @@ eq "(report) memcpy-pageable: per API and direction, and each call's pointers" \
 	"$(r memcpy-pageable | cut -d, -f1,5-9,12-14 | srt)" \
 	"$(printf '%s\n' "sum,cudaMemcpyAsync,H2D,1,2,20480,0,," "sum,cuMemcpyDtoHAsync_v2,D2H,1,1,2048,0,," \
 		"sum,cuMemcpyHtoDAsync_v2,H2D,1,1,8192,0,," "sum,cuMemcpy2DAsync_v2,H2D,1,1,1024,0,," \
-		"call,cudaMemcpyAsync,H2D,1,1,16384,0,$pg,$dev" "call,cuMemcpyDtoHAsync_v2,D2H,1,1,2048,0,$dev,$((pg + 100))" \
-		"call,cuMemcpyHtoDAsync_v2,H2D,1,1,8192,0,$reg,$dev" "call,cuMemcpy2DAsync_v2,H2D,1,1,1024,0,$pg,$dev" \
-		"call,cudaMemcpyAsync,H2D,1,1,4096,0,$pin,$dev" | srt)"
+		"call,cudaMemcpyAsync,H2D,1,1,16384,0,$(hex $pg),$(hex $dev)" "call,cuMemcpyDtoHAsync_v2,D2H,1,1,2048,0,$(hex $dev),$(hex $((pg + 100)))" \
+		"call,cuMemcpyHtoDAsync_v2,H2D,1,1,8192,0,$(hex $reg),$(hex $dev)" "call,cuMemcpy2DAsync_v2,H2D,1,1,1024,0,$(hex $pg),$(hex $dev)" \
+		"call,cudaMemcpyAsync,H2D,1,1,4096,0,$(hex $pin),$(hex $dev)" | srt)"
 eq "(report) memcpy-pageable --param sync=1: the blocking pageable copies too" \
 	"$(r memcpy-pageable --param sync=1 | grep '^sum,' | cut -d, -f5-9 | srt)" \
 	"$(printf '%s\n' cudaMemcpyAsync,H2D,1,2,20480 cuMemcpyDtoHAsync_v2,D2H,1,1,2048 cuMemcpyHtoDAsync_v2,H2D,1,1,8192 \

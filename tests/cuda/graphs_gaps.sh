@@ -46,7 +46,7 @@ eqd "(graphs) the calls as recorded: ops, streams, failures" \
 # Every column but the times (minute M, first_ts <= last_ts) and host.
 eqd "(graphs) one process row, then one storm: 15 instantiations of stream 0x51's captures" \
 	"$(rep --pid $pg report graphs | awk -F, -v OFS=, '{ $4 = $4 == "" ? "" : "M"; $13 = $13 <= $14; NF = 13; print }' | tr '\n' ' ')" \
-	"process,$pg,graphs_gaps,,,16,17,20,32,16,16,1,1 storm,$pg,graphs_gaps,M,81,15,15,15,,15,15,,1 " "$GR"
+	"process,$pg,graphs_gaps,,,16,17,20,32,16,16,1,1 storm,$pg,graphs_gaps,M,0x51,15,15,15,,15,15,,1 " "$GR"
 eq "(graphs) the storm's minute holds its calls" \
 	"$(rep --pid $pg report graphs | awk -F, '$1 == "storm" { print ($4 % 60000000000 == 0 && $13 >= $4 && $14 < $4 + 60000000000) }')" "1"
 eq "(graphs) the process row spans its calls" \
@@ -57,7 +57,7 @@ eq "(graphs) --param storm=15: still a storm; storm=16: none" \
 	"process storm /process "
 eq "(graphs) --param storm=1: stream 0x52's one instantiation, and the failed one (no capture, no stream)" \
 	"$(rep --pid $pg report graphs --param storm=1 | awk -F, '$1 == "storm" { print $5 "," $6 "," $7 "," $8 "," $10 "," $11 }' | tr '\n' ' ')" \
-	",0,1,0,0,0 81,15,15,15,15,15 82,1,1,5,1,1 "
+	",0,1,0,0,0 0x51,15,15,15,15,15 0x52,1,1,5,1,1 "
 
 # ---- launch-gaps -------------------------------------------------------------
 lt=$(awk '$1 == "launcher" { print $2 }' "$T/gaps.out")
@@ -71,7 +71,7 @@ G=$(rep --pid $pl report launch-gaps)
 # pid, tid, comm, ended_by, then the counts: file calls, reads, read bytes,
 # writes, write bytes; the longest pause first.
 eqd "(gaps) three pauses, longest first: who, what ended each, its file calls and bytes" \
-	"$(echo "$G" | awk -F, '{ print $1 "," $2 "," $3 "," $7 "," $12 "," $13 "," $14 "," $15 "," $16 }' | tr '\n' ' ')" \
+	"$(echo "$G" | awk -F, '{ print $1 "," $2 "," $3 "," $7 "," $11 "," $12 "," $13 "," $14 "," $15 }' | tr '\n' ' ')" \
 	"$pl,$lt,gg-launch,cudaGraphLaunch,5,4,262144,0,0 $pl,$lt,gg-launch,cuLaunchKernel,2,0,0,1,4096 $pl,$lt,gg-launch,(exit),0,0,0,0,0 " "$LG"
 # gap_ms: the sleep, plus the calls around it and the wake-up (under
 # 100 ms, on a loaded machine too).
@@ -83,7 +83,7 @@ eq "(gaps) each pause starts at a launch's return, ends at the next launch (grap
 	"$(echo "$G" | awk -F, '{ print $4 "," $5 }' | tr '\n' ' ')" \
 	"$(q "$K SELECT (SELECT e FROM k WHERE n = 5), (SELECT ts FROM cuda_graph WHERE pid = $pl AND op = 'launch') UNION ALL SELECT (SELECT e FROM k WHERE n = 7), (SELECT ts FROM k WHERE n = 8) UNION ALL SELECT (SELECT e FROM k WHERE n = 8), (SELECT max(exit_ts) FROM process WHERE pid = $pl)")"
 eq "(gaps) off-CPU in each: all of it asleep (S), the sleep's length, a nanosleep stack as the top one" \
-	"$(echo "$G" | awk -F, '{ s = NR == 1 ? 300 : NR == 2 ? 200 : 150; print ($9 ~ /^S [0-9.]+ ms$/) "," ($8 >= s && $8 < s + 100 && $8 <= $6) "," ($10 ~ /;do_nanosleep;/) "," ($11 >= s && $11 <= $8) }' | tr '\n' ' ')" \
+	"$(echo "$G" | awk -F, '{ s = NR == 1 ? 300 : NR == 2 ? 200 : 150; print ($9 ~ /^S [0-9.]+ ms$/) "," ($8 >= s && $8 < s + 100 && $8 <= $6) "," ($NF ~ /;do_nanosleep;/) "," ($10 >= s && $10 <= $8) }' | tr '\n' ' ')" \
 	"1,1,1,1 1,1,1,1 1,1,1,1 "
 eq "(gaps) --param min_ms=250: only the 300 ms pause" \
 	"$(rep --pid $pl report launch-gaps --param min_ms=250 | cut -d, -f7 | tr '\n' ' ')" "cudaGraphLaunch "
@@ -95,10 +95,10 @@ last=$(q "SELECT max(ts) FROM cuda_kernel WHERE pid = $pl" | tr -d ' ')
 u=$((last + 120000000))
 until=$(date -u -d "@${u:0:10}" +%Y-%m-%dT%H:%M:%S).${u:10}Z
 eq "(gaps) --until before its exit: the last pause ends with the window" \
-	"$(rep --pid $pl --until "$until" report launch-gaps | awk -F, '$7 ~ /^\(/ { print $5 "," $7 "," $12 }')" \
+	"$(rep --pid $pl --until "$until" report launch-gaps | awk -F, '$7 ~ /^\(/ { print $5 "," $7 "," $11 }')" \
 	"$u,(window end),0"
 eq "(gaps) the helper thread's calls count nowhere" \
-	"$(q "SELECT count(*), sum(bytes) FROM file_io WHERE tid = $ht AND syscall = 'read'")/$(echo "$G" | awk -F, '{ n += $13 } END { print n }')" \
+	"$(q "SELECT count(*), sum(bytes) FROM file_io WHERE tid = $ht AND syscall = 'read'")/$(echo "$G" | awk -F, '{ n += $12 } END { print n }')" \
 	"2,8192 /4"
 
 eq "nothing was dropped" "$(q "SELECT count(*) FROM drops")" "0 "

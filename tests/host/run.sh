@@ -231,6 +231,9 @@ else
 	eqd "(dio) 32 direct 1 MiB writes: W bytes of pid $pid_dio on $DEV" \
 		"$(q "SELECT sum(bytes) FROM block_io WHERE pid = $pid_dio AND op = 'W' AND dev = '$DEV'")" \
 		"33554432 " "SELECT dev, op, pid, tid, comm, count(*), sum(bytes), min(ts), max(ts) FROM block_io WHERE ts BETWEEN $w0 - 500000000 AND $r1 + 500000000 GROUP BY 1, 2, 3, 4, 5"
+	DISK=$(sed -n 's/^DEVNAME=//p' "/sys/dev/block/$DEV/uevent")
+	eq "(dio) each request names its disk as /sys does ($DEV is $DISK)" \
+		"$(q "SELECT group_concat(DISTINCT disk) FROM block_io WHERE pid = $pid_dio AND dev = '$DEV'")" "$DISK "
 	eqd "(dio) the writes issued while it wrote, each with a duration and a sector" \
 		"$(q "SELECT count(*) = sum(ts BETWEEN $w0 - 20000000 AND $w1 + 20000000), count(*) = sum(dur > 0), count(*) = count(sector), min(tid) = max(tid), min(comm) FROM block_io WHERE pid = $pid_dio AND op = 'W'")" \
 		"1,1,1,1,host_load " "SELECT ts - $w0 AS since_first_write, dur, op, bytes, sector, tid, comm FROM block_io WHERE pid = $pid_dio ORDER BY ts"
@@ -240,7 +243,7 @@ else
 fi
 
 eq "(report) io-latency: the writer's W requests, 32 MiB, a histogram summing to them" \
-	"$(rep --pid "$pid_dio" report io-latency | awk -F, -v dev="$DEV" '$1 == "block" && $2 == dev && $3 == "W" { if ($4 == "") { n = $5; b = $6 } else h += $5 } END { print b "," (n > 0 && n == h) }')" \
+	"$(rep --pid "$pid_dio" report io-latency | awk -F, -v dev="$DEV${DISK:+ $DISK}" '$1 == "block" && $2 == dev && $3 == "W" { if ($4 == "") { n = $5; b = $6 } else h += $5 } END { print b "," (n > 0 && n == h) }')" \
 	"33554432,1"
 
 # 4. File syscalls, each with its result.
@@ -282,7 +285,7 @@ eqd "(pthexit) one exit row, when the last thread exits, with its status" \
 	"1,1280,1 " "SELECT * FROM process WHERE pid = $pid_pth ORDER BY ts"
 
 eq "(report) process: the short-lived process's story, exit status last" \
-	"$(rep report process --param pid=$pid_exit | awk -F, '$1 == "identity" && ($2 == "exe" || $2 == "ppid") || $1 == "exit" && $2 == "exit_code" || $1 == "cuda errors" { print $1 ":" $2 "=" $3 "/" $4 }' | tr '\n' ' ')" \
+	"$(rep report process --param pid=$pid_exit | awk -F, '$1 == "identity" && ($2 == "exe" || $2 == "ppid") || $1 == "exit" && $2 == "exit_code" || $1 == "cuda errors" { print $1 ":" $2 "=" $4 "/" $3 }' | tr '\n' ' ')" \
 	"identity:ppid=$$/ identity:exe=$(realpath "$HL")/ cuda errors:cudaMalloc 35=cudaErrorInsufficientDriver/1 exit:exit_code=1792/ "
 
 # 6. The Kubernetes-shaped cgroup: pod uid (dashed) and container id.

@@ -34,7 +34,14 @@ static const char *str(int64_t id)
 	return id >= SID && id < SID + nstrs ? strs[id - SID] : NULL;
 }
 
-static const struct gr_dctx dctx = { OFF, intern, NULL };
+/* The names /sys would give: 8:16 is sdb; 259:0 has none here. */
+static const char *devname(void *ctx, uint32_t dev)
+{
+	(void)ctx;
+	return dev == (8 << 20 | 16) ? "sdb" : NULL;
+}
+
+static const struct gr_dctx dctx = { OFF, intern, NULL, devname };
 
 /* ---- sched ---------------------------------------------------------------- */
 
@@ -278,7 +285,7 @@ TEST(offcpu_open_pieces)
 TEST(block_row)
 {
 	struct gr_block e = { .rec = GR_REC_BLOCK, .pid = 9, .tid = 10,
-			      .dev = 8 << 20 | 17, .ts = 1, .dur = 300,
+			      .dev = 8 << 20 | 16, .ts = 1, .dur = 300,
 			      .sector = 123456789, .bytes = 4096, .op = 1 };
 	struct gr_row r;
 	memcpy(e.comm, "dd", 2);
@@ -288,7 +295,8 @@ TEST(block_row)
 	CHECK_EQ_INT(r.v[GR_block_io_tid], 10);
 	CHECK_EQ_STR(str(r.v[GR_block_io_comm]), "dd");
 	CHECK_EQ_INT(r.v[GR_block_io_dur], 300);
-	CHECK_EQ_STR(str(r.v[GR_block_io_dev]), "8:17");
+	CHECK_EQ_STR(str(r.v[GR_block_io_dev]), "8:16");
+	CHECK_EQ_STR(str(r.v[GR_block_io_disk]), "sdb");
 	CHECK_EQ_STR(str(r.v[GR_block_io_op]), "W");
 	CHECK_EQ_INT(r.v[GR_block_io_bytes], 4096);
 	CHECK_EQ_INT(r.v[GR_block_io_sector], 123456789);
@@ -310,8 +318,9 @@ TEST(block_ops_and_no_task)
 		CHECK_EQ_STR(str(r.v[GR_block_io_op]), ops[i].want);
 	}
 	CHECK_EQ_STR(str(r.v[GR_block_io_dev]), "259:0");
+	/* a device /sys does not name: disk NULL */
 	CHECK_EQ_INT(r.nm, 1ull << GR_block_io_pid | 1ull << GR_block_io_tid |
-			   1ull << GR_block_io_comm);
+			   1ull << GR_block_io_comm | 1ull << GR_block_io_disk);
 }
 
 TEST(file_rows)
