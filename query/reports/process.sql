@@ -18,8 +18,8 @@ UNION ALL SELECT 'identity', 'cmdline', NULL, cmdline FROM p
 UNION ALL SELECT 'identity', 'cgroup', NULL, cgroup FROM p
 UNION ALL SELECT 'identity', 'container_id', NULL, container_id FROM p
 UNION ALL SELECT 'identity', 'pod_uid', NULL, pod_uid FROM p
-UNION ALL SELECT 'identity', 'start_ts', NULL, start_ts FROM p
-UNION ALL SELECT 'cuda', 'minute ' || minute, calls,
+UNION ALL SELECT 'identity', 'start_ts', NULL, iso(start_ts) FROM p
+UNION ALL SELECT 'cuda', 'minute ' || iso(minute), calls,
                  launches || ' launches, ' || errors || ' errors'
           FROM m
 UNION ALL SELECT 'cuda errors', api || ' ' || ret, count(*),
@@ -33,7 +33,7 @@ UNION ALL SELECT 'file i/o', syscall, count(*), sum(max(bytes, 0)) || ' bytes'
           FROM file_io WHERE pid = :pid GROUP BY syscall
 UNION ALL SELECT 'block i/o', op, count(*), sum(bytes) || ' bytes'
           FROM block_io WHERE pid = :pid GROUP BY op
-UNION ALL SELECT 'exit', 'exit_ts', NULL, exit_ts FROM p WHERE exit_ts IS NOT NULL
+UNION ALL SELECT 'exit', 'exit_ts', NULL, iso(exit_ts) FROM p WHERE exit_ts IS NOT NULL
 UNION ALL SELECT 'exit', 'exit_code', NULL, exit_code FROM p WHERE exit_ts IS NOT NULL
 -- raw:
 WITH p AS (
@@ -53,8 +53,8 @@ UNION ALL SELECT 'identity', 'cmdline', NULL, cmdline FROM p
 UNION ALL SELECT 'identity', 'cgroup', NULL, cgroup FROM p
 UNION ALL SELECT 'identity', 'container_id', NULL, container_id FROM p
 UNION ALL SELECT 'identity', 'pod_uid', NULL, pod_uid FROM p
-UNION ALL SELECT 'identity', 'start_ts', NULL, start_ts FROM p
-UNION ALL SELECT 'cuda', 'minute ' || minute, calls,
+UNION ALL SELECT 'identity', 'start_ts', NULL, iso(start_ts) FROM p
+UNION ALL SELECT 'cuda', 'minute ' || iso(minute), calls,
                  launches || ' launches, ' || errors || ' errors'
           FROM m
 UNION ALL SELECT 'cuda errors', api || ' ' || ret, count(*),
@@ -68,5 +68,5 @@ UNION ALL SELECT 'file i/o', syscall, count(*), sum(max(bytes, 0)) || ' bytes'
           FROM file_io WHERE pid = :pid GROUP BY syscall
 UNION ALL SELECT 'block i/o', op, count(*), sum(bytes) || ' bytes'
           FROM block_io WHERE pid = :pid GROUP BY op
-UNION ALL SELECT 'exit', 'exit_ts', NULL, exit_ts FROM p WHERE exit_ts IS NOT NULL
+UNION ALL SELECT 'exit', 'exit_ts', NULL, iso(exit_ts) FROM p WHERE exit_ts IS NOT NULL
 UNION ALL SELECT 'exit', 'exit_code', NULL, exit_code FROM p WHERE exit_ts IS NOT NULL

@@ -27,7 +27,7 @@ SELECT 'segments' AS section, host AS item, count(*) AS n,
 FROM segments GROUP BY host
 UNION ALL
 SELECT 'span', host, round((max(end_ts) - min(start_ts)) / 1e9, 3),
-       min(start_ts) || ' .. ' || max(end_ts)
+       iso(min(start_ts)) || ' .. ' || iso(max(end_ts))
 FROM segments GROUP BY host
 UNION ALL
 SELECT 'events', tbl, n, NULL FROM e WHERE n > 0
@@ -36,17 +36,18 @@ SELECT 'drops', source, sum(count), NULL FROM drops GROUP BY source
 UNION ALL
 SELECT 'run', coalesce(host, dir) || ' #' || run || ' pid ' || pid,
        round((end_ts - start_ts) / 1e9, 3),
-       start_ts || ' .. ' || coalesce(end_ts, 'now') || ' ' || ended
+       iso(start_ts) || ' .. ' || coalesce(iso(end_ts), 'now') || ' ' ||
+       ended
 FROM r
 UNION ALL
-SELECT 'unrecorded', coalesce(host, dir) || ' ' || (start_ts - gap_ns) ||
-       ' .. ' || start_ts, round(gap_ns / 1e9, 3),
+SELECT 'unrecorded', coalesce(host, dir) || ' ' || iso(start_ts - gap_ns) ||
+       ' .. ' || iso(start_ts), round(gap_ns / 1e9, 3),
        CASE prev_ended WHEN 'stopped' THEN 'restart: run ' || (run - 1) ||
          ' stopped, run ' || run || ' started'
        ELSE 'crash: run ' || (run - 1) || ' wrote no stop line, run ' ||
          run || ' started' END
 FROM r WHERE gap_ns IS NOT NULL
 UNION ALL
-SELECT 'gap', host || ' ' || prev_end || ' .. ' || start_ts,
+SELECT 'gap', host || ' ' || iso(prev_end) || ' .. ' || iso(start_ts),
        round((start_ts - prev_end) / 1e9, 3), path
 FROM s WHERE prev_end IS NOT NULL AND start_ts - prev_end > :gap_s

@@ -34,7 +34,7 @@ eq "segments listed" "$(q --data "$A" sql 'SELECT count(*), sum(events), sum(sea
 qa() { "$GPUREC" --format csv "$@" 2>"$T/stderr" | tr -d '\r' | tail -n +2; }
 eq "report recording: segments, span, events, no gap over 60 s" \
 	"$(qa --data "$A" report recording | grep -v '^run,' | tr '\n' ' ')" \
-	"segments,alpha,5,\"5 sealed, $(q --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\" span,alpha,99.999,$S_NS .. $((S_NS + 99999000000)) events,cuda_kernel,100000, "
+	"segments,alpha,5,\"5 sealed, $(q --data "$A" sql 'SELECT sum(bytes) FROM segments') bytes\" span,alpha,99.999,2026-11-18T11:06:40.000000000Z .. 2026-11-18T11:08:19.999000000Z events,cuda_kernel,100000, "
 eq "report recording --param gap_s=0: the 1 ms between each two segments" \
 	"$(qa --data "$A" report recording --param gap_s=0 | grep -c '^gap,[^,]*,0.001,')" 4
 

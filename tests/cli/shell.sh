@@ -125,8 +125,8 @@ eq ".reports names top-kernels" "$(grep -c '^top-kernels,' <<<"$out")" 1
 shell_in $'.report recording\n'
 eq ".report recording: the recording's events" \
 	"$(grep -E '^(span|events),' <<<"$out")|$rc" \
-	"span,alpha,$S_NS .. $((S_NS + 999000000)),0.999
-events,cuda_kernel,,1000|0"
+	"span,alpha,0.999,2026-11-18T11:06:40.000000000Z .. 2026-11-18T11:06:40.999000000Z
+events,cuda_kernel,1000,|0"
 shell_in ".report timeline at=$((S_NS + 500000000)) delta_ms=2
 "
 eq ".report NAME KEY=VALUE: parameters bound (the 5 launches within 2 ms)" \

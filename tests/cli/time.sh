@@ -208,7 +208,7 @@ eq "tsv: tabs, newlines, CRs and backslashes escaped; NULL empty" \
 	"$(g --format tsv sql "SELECT 'a' || char(9) || 'b' AS x, 'l1' || char(10) || 'l2' || char(13) AS y, 'c:\\d' AS z, NULL AS w")" \
 	$'x\ty\tz\tw\na\\tb\tl1\\nl2\\r\tc:\\\\d\t'
 eq "tsv: rows of a report" "$(g --format tsv report top-kernels --param limit=1 | head -1)" \
-	"kernel	launches	pct	shapes	shape	launches_per_s"
+	"launches	pct	shapes	shape	launches_per_s	kernel"
 
 # --- -o FILE ----------------------------------------------------------------
 mkdir "$T/o"
