@@ -138,7 +138,7 @@ eq "--check-config: a data directory to be created is fine" \
 # --- gpurec: commands, options, tables, reports -------------------------
 "$GPUREC" --help >"$T/ghelp" || bad "gpurec --help" "exit $?"
 sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p' "$T/ghelp" >"$T/cmds"
-eq "gpurec --help lists 9 commands" "$(wc -l <"$T/cmds")" 9
+eq "gpurec --help lists 10 commands" "$(wc -l <"$T/cmds")" 10
 tags "$MAN/gpurec.1" COMMANDS >"$T/g1c"
 miss=
 while read -r c; do
