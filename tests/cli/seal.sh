@@ -80,9 +80,9 @@ for v in 0 1.5 500ms abc -1 ""; do
 done
 user_error "--interval on another command" "--interval applies to seal-setup only" \
 	--data "$D" --interval 1h status
-user_error "--force on another command" "--force applies to export and seal-setup only" \
+user_error "--force on another command" "--force applies to sql -o, report -o, export and seal-setup only" \
 	--data "$D" --force status
-user_error "-o on seal-setup" "-o applies to export only" seal-setup --data "$D" -o "$T/x"
+user_error "-o on seal-setup" "-o applies to sql, report and export only" seal-setup --data "$D" -o "$T/x"
 user_error "arguments refused" "seal-setup takes no arguments" seal-setup --data "$D" now
 user_error "two --data refused" "seal-setup takes one --data directory" \
 	seal-setup --data "$D" --data "$T"
