@@ -61,8 +61,8 @@ eq "it shows report, status, verify and export" \
 	"$(grep -E '^\$ gpurec (report|status|verify|export)' "$T/out" | sed "s|$top|DIR|g" | tr '\n' '|')" \
 	"\$ gpurec report cuda-api-sum|\$ gpurec report cuda-errors|\$ gpurec status|\$ gpurec verify|\$ gpurec export --format perfetto -o DIR/demo.perfetto.json|"
 eq "the report is a table, the status names the recording" \
-	"$(grep -A1 -F '$ gpurec report cuda-api-sum' "$T/out" | tail -1 | awk '{ print $1, $2 }') $(grep -c -F "data       $kept" "$T/out")" \
-	"api calls 1"
+	"$(grep -A1 -F '$ gpurec report cuda-api-sum' "$T/out" | tail -1 | awk '{ print $1, $NF }') $(grep -c -F "data       $kept" "$T/out")" \
+	"calls api 1"
 eq "the Perfetto export it wrote is JSON with events" \
 	"$(python3 -c 'import json, sys
 print(len(json.load(open(sys.argv[1]))["traceEvents"]) > 0)' "$top/demo.perfetto.json" 2>&1)" "True"
