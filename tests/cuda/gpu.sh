@@ -112,7 +112,7 @@ H=build/cuda-tests/hung
 D3="$T/data3"
 D=$D3
 GPURECD_KMSG=/dev/kmsg GR_MOCK_NVML="$T/gpus2" LD_LIBRARY_PATH="$MOCK" start_gpurecd --cuda-lib $M/libcuda.so.1 --cuda-lib $M/libcudart.so.13
-GR_MOCK_CUINIT_HANG=5 $H init >"$T/init.out" 2>&1 & ph=$!
+GR_MOCK_CUINIT_HANG=12 $H init >"$T/init.out" 2>&1 & ph=$!
 sleep 1
 echo "NVRM: Xid (PCI:0000:3b:00): 79, pid=$ph, name=hung, GPU has fallen off the bus. ($tok)" >/dev/kmsg
 sleep 2.5 # the Xid waits 2 s for NVML's report of it
