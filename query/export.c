@@ -43,6 +43,7 @@
  * in its provenance tables.
  */
 #include "query/export.h"
+#include "query/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -589,25 +590,6 @@ static void outf_abort(struct outf *o)
 	o->tmp = NULL;
 }
 
-/* Moves @tmp to @path, over an existing file only when @force.  Returns
- * 0, or -1 with errno set (EEXIST: there is a file at path). */
-static int place(const char *tmp, const char *path, int force)
-{
-	if (force)
-		return rename(tmp, path);
-	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -1;
-	/* A file system without RENAME_NOREPLACE: link() refuses an
-	 * existing name too.  The temporary name left by a failed unlink
-	 * is the same file, already in place. */
-	if (link(tmp, path) != 0)
-		return -1;
-	(void)unlink(tmp);
-	return 0;
-}
-
 /* Flushes, closes and renames the file into place.  Returns 0, or
  * EXIT_USER with @err set (and the temporary file removed). */
 static int outf_commit(struct outf *o, char *err, size_t len)
@@ -631,7 +613,7 @@ static int outf_commit(struct outf *o, char *err, size_t len)
 	}
 	if (!e && o->tmp && stat(o->tmp, &st) == 0)
 		size = (uint64_t)st.st_size;
-	if (!e && o->tmp && place(o->tmp, o->path, o->x->force) != 0)
+	if (!e && o->tmp && gr_outfile__place(o->tmp, o->path, o->x->force) != 0)
 		e = errno;
 	if (e) {
 		outf_abort(o);

@@ -95,9 +95,7 @@ void gr_outfile__abort(struct gr_outfile *o)
 	}
 }
 
-/* Moves @tmp to @path, over an existing file only when @force.  Returns
- * 0, or -1 with errno set (EEXIST: a file appeared at @path). */
-static int place(const char *tmp, const char *path, int force)
+int gr_outfile__place(const char *tmp, const char *path, int force)
 {
 	if (force)
 		return rename(tmp, path);
@@ -130,7 +128,7 @@ int gr_outfile__commit(struct gr_outfile *o, char *err, size_t len)
 	}
 	/* what is at the path may have changed while the query ran */
 	rc = target_ok(o->path, o->force, err, len);
-	if (rc == 0 && place(o->tmp, o->path, o->force) != 0)
+	if (rc == 0 && gr_outfile__place(o->tmp, o->path, o->force) != 0)
 		rc = errno == EEXIST ?
 		     gr_cli__fail(err, len, EXIT_USER, "%s exists (--force "
 				  "replaces it)", o->path) :

@@ -36,4 +36,10 @@ int gr_outfile__commit(struct gr_outfile *o, char *err, size_t len);
 /* Closes and removes the temporary file: the query failed. */
 void gr_outfile__abort(struct gr_outfile *o);
 
+/* Moves @tmp to @path, over an existing file only when @force (never
+ * over one otherwise, even on a file system without RENAME_NOREPLACE).
+ * Returns 0, or -1 with errno set (EEXIST: a file is at @path).  Export
+ * places its files with it too. */
+int gr_outfile__place(const char *tmp, const char *path, int force);
+
 #endif
