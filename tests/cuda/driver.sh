@@ -25,6 +25,11 @@ M=build/cuda-tests/mock
 build/cuda-tests/drv_calls "$T/go.old" >"$T/old.out" & po=$!
 sleep 0.2 # its early calls are made before gpurecd starts
 start_gpurecd --cuda-lib $M/libcuda.so.1 --cuda-lib $M/libcudart.so.13
+# Its runtime launch probes come once the ELF cache has read its files'
+# symbols, which may be after "ready" (docs/recorder.md): launches made
+# before that are the driver's, as the test would then see (CI, ASan, load).
+old_probes() { grep -q "pid $po predates gpurecd: 2 runtime launch probes" "$T/gpurecd.log"; }
+wait_until 20 old_probes || bad "(old) runtime launch probes attached" "not after $WAITED: $(grep -v attached "$T/gpurecd.log")"
 touch "$T/go.old"; wait $po; eq "(old) its calls succeed" "$?" 0
 touch "$T/go.new"
 build/cuda-tests/drv_calls "$T/go.new" >"$T/new.out" & pn=$!; wait $pn
