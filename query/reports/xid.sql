@@ -45,7 +45,7 @@ WITH x AS (
   SELECT host, ts, pci, tid, sum(dur) AS dur
   FROM o WHERE state = 'D' GROUP BY host, ts, pci, tid
 )
-SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
+SELECT x.ts, x.gpu, x.pci, x.xid, x.source,
        p.pid,
        coalesce((SELECT comm FROM process pr
                  WHERE pr.host = x.host AND pr.pid = p.pid
@@ -65,6 +65,7 @@ SELECT x.ts, x.gpu, x.pci, x.xid, x.meaning, x.action, x.source,
           AND c.ts BETWEEN x.ts - :before_s
                        AND x.ts + 1000000000
         ORDER BY c.ts DESC LIMIT 1) AS last_call,
+       x.meaning, x.action,
        o.state || ' ' ||
        round(CASE WHEN o.state = 'D' THEN dw.dur ELSE o.dur END / 1e9, 3) ||
        ' s tid ' || o.tid || coalesce(': ' || o.stack, '') AS offcpu

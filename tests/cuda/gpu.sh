@@ -118,7 +118,7 @@ echo "NVRM: Xid (PCI:0000:3b:00): 79, pid=$ph, name=hung, GPU has fallen off the
 sleep 2.5 # the Xid waits 2 s for NVML's report of it
 rep() { "$GPUREC" --data "$D" --format csv "$@" | tr -d '\r' | tail -n +2; }
 eq "report xid, while it hangs: the Xid, the process, its wait through cuInit" \
-	"$(rep report xid | awk -F, -v p="$ph" '$8 == p && $4 == 79 { print $7 "," $9 "," $10 "," ($NF ~ /^S 0\.[0-9]+ s tid [0-9]+: .*;cuInit;/) }')" \
+	"$(rep report xid | awk -F, -v p="$ph" '$6 == p && $4 == 79 { print $5 "," $7 "," $8 "," ($NF ~ /^S 0\.[0-9]+ s tid [0-9]+: .*;cuInit;/) }')" \
 	"kmsg,hung,0,1"
 eq "offcpu-top, while it hangs: the process, its top stack through cuInit" \
 	"$(rep --pid $ph report offcpu-top | awk -F, '{ print $1 "," $4 "," ($NF ~ /;cuInit;/) }' | head -1)" "$ph,S,1"
@@ -126,7 +126,7 @@ wait $ph
 sleep 0.3
 stop_gpurecd
 eq "report xid, after: its cuInit call, failed (the driver gave up)" \
-	"$(rep report xid | awk -F, -v p="$ph" '$8 == p && $4 == 79 { print $10 "," $11 "," $12 }' | sed 's/ at -[0-9.]* s//')" "1,1,cuInit ret 999"
+	"$(rep report xid | awk -F, -v p="$ph" '$6 == p && $4 == 79 { print $8 "," $9 "," $10 }' | sed 's/ at -[0-9.]* s//')" "1,1,cuInit ret 999"
 D=$D0
 
 # 4. No NVML: the family is off, with one line, and the rest records.
