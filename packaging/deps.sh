@@ -7,11 +7,11 @@ set -euo pipefail
 deb_pkgs=(gcc make clang llvm pkg-config libbpf-dev libelf-dev zlib1g-dev
           libzstd-dev libsqlite3-dev libuv1-dev libssl-dev bpftool sqlite3 python3 zstd
           groff-base bash-completion dpkg-dev lintian rpm rpmlint
-          debootstrap systemd util-linux e2fsprogs libcap2-bin strace tmux less)
+          debootstrap systemd util-linux e2fsprogs libcap2-bin strace tmux less time)
 rpm_pkgs=(gcc make clang llvm pkgconf-pkg-config libbpf-devel
           elfutils-libelf-devel zlib-devel libzstd-devel sqlite-devel
           libuv-devel openssl-devel bpftool sqlite python3 zstd groff-base bash-completion
-          rpm-build rpmlint systemd util-linux e2fsprogs libcap strace tmux less)
+          rpm-build rpmlint systemd util-linux e2fsprogs libcap strace tmux less time)
 
 # Node.js and npm run the third-party readers of the exports (DuckDB, the
 # DevTools trace models: tests/cli/export3p.sh).  One installed otherwise
