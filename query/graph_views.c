@@ -1,0 +1,149 @@
+/* graph_views.c - what ran inside CUDA graphs, as two SQL views.
+ *
+ * A kernel launched into a stream under capture does not run: the driver
+ * adds it to the graph the capture returns, and it runs each time an
+ * executable graph instantiated from that graph is launched.  gpurecd
+ * records such a launch in cuda_kernel like any other (the probes cannot
+ * tell), and the capture's begin and end, the instantiation and every
+ * graph launch in cuda_graph.  The tie between them is made here, at query
+ * time, rather than as a column the decoder writes:
+ *
+ *  - it needs no state in the recorder and no new column, so recordings
+ *    made before it answer too;
+ *  - captures are rare next to launches (a program captures its graphs
+ *    once, then replays them), so the join reads cuda_kernel only inside
+ *    capture intervals: the capture list is the outer loop (CROSS JOIN),
+ *    and the kernel scan gets host, pid, stream and both ts bounds pushed
+ *    down, which prunes every block outside the interval (vt_event.c);
+ *  - its limits are the same a decoder would have without the driver's
+ *    capture state: a launch counts when it is made into the capturing
+ *    stream (same host and pid) between a successful capture_begin and
+ *    the next successful capture_end of that stream.  Work that a capture
+ *    forks onto other streams through events (cudaStreamWaitEvent on a
+ *    capturing event) is not seen; nor are graphs built with the graph API
+ *    (cudaGraphAddKernelNode) or captured before the recording began.
+ *
+ * Handles are reused once freed: an instantiation belongs to the latest
+ * capture that returned its graph handle before it, and a graph launch to
+ * the latest instantiation that returned its executable graph handle
+ * before it.  The launch counts group all graph launches of a handle in
+ * one pass (no window over them) and split a handle's launches by
+ * instantiation only for handles instantiated more than once, or launched
+ * before their one instantiation (a life that began before the recording).
+ *
+ * cuda_graph_kernel: one row per kernel of a captured graph and per
+ * executable graph made from it (graph_exec NULL where it was never
+ * instantiated in the recording).
+ * cuda_graph_exec: one row per life of an executable graph that was
+ * launched: its graph, its successful graph launches (a failed launch runs
+ * nothing), the first and last; instantiate_ts and graph NULL where its
+ * instantiation was not seen (it was captured before the recording).
+ */
+#include <stddef.h>
+
+#include "query/graph_views.h"
+
+static const char *const views[] = {
+	"CREATE TEMP VIEW cuda_graph_kernel AS\n"
+	"WITH cap AS MATERIALIZED (\n"
+	"  SELECT host, pid, stream, ts AS capture_ts, end_ts, graph\n"
+	"  FROM (SELECT host, pid, stream, op, ts, ret,\n"
+	"               lead(op) OVER w AS next_op, lead(ts) OVER w AS end_ts,\n"
+	"               lead(graph) OVER w AS graph,\n"
+	"               lead(ret) OVER w AS end_ret\n"
+	"        FROM cuda_graph\n"
+	"        WHERE op IN ('capture_begin', 'capture_end') AND ret = 0\n"
+	"        WINDOW w AS (PARTITION BY host, pid, stream ORDER BY ts))\n"
+	"  WHERE op = 'capture_begin' AND next_op = 'capture_end'\n"
+	"    AND end_ret = 0 AND graph IS NOT NULL AND graph != 0\n"
+	"), ker AS MATERIALIZED (\n"
+	"  SELECT c.host, c.pid, c.graph, c.capture_ts, c.end_ts,\n"
+	"         row_number() OVER (PARTITION BY c.host, c.pid, c.stream,\n"
+	"                                         c.capture_ts\n"
+	"                            ORDER BY k.ts, k.tid) AS seq,\n"
+	"         k.ts, k.tid, k.kernel, k.kernel_mangled, k.grid_x, k.grid_y,\n"
+	"         k.grid_z, k.block_x, k.block_y, k.block_z, k.shared_mem,\n"
+	"         k.stream\n"
+	"  FROM cap c CROSS JOIN cuda_kernel k\n"
+	"  WHERE k.host = c.host AND k.pid = c.pid AND k.stream = c.stream\n"
+	"    AND k.ts > c.capture_ts AND k.ts < c.end_ts AND k.ret = 0\n"
+	"), inst AS MATERIALIZED (\n"
+	"  SELECT host, pid, graph, graph_exec, ts\n"
+	"  FROM cuda_graph\n"
+	"  WHERE op = 'instantiate' AND ret = 0 AND graph_exec != 0\n"
+	")\n"
+	"SELECT k.host, k.pid, k.graph, i.graph_exec, k.seq, k.kernel,\n"
+	"       k.kernel_mangled, k.grid_x, k.grid_y, k.grid_z, k.block_x,\n"
+	"       k.block_y, k.block_z, k.shared_mem, k.stream, k.tid,\n"
+	"       k.ts, k.capture_ts, k.end_ts AS capture_end_ts,\n"
+	"       i.ts AS instantiate_ts\n"
+	"FROM ker k\n"
+	"LEFT JOIN inst i\n"
+	"  ON i.host = k.host AND i.pid = k.pid AND i.graph = k.graph\n"
+	" AND i.ts > k.end_ts\n"
+	" AND NOT EXISTS (SELECT 1 FROM cap c2\n"
+	"                 WHERE c2.host = k.host AND c2.pid = k.pid\n"
+	"                   AND c2.graph = k.graph\n"
+	"                   AND c2.end_ts > k.end_ts AND c2.end_ts < i.ts)",
+
+	"CREATE TEMP VIEW cuda_graph_exec AS\n"
+	"WITH inst AS MATERIALIZED (\n"
+	"  SELECT host, pid, graph, graph_exec, ts,\n"
+	"         lead(ts) OVER (PARTITION BY host, pid, graph_exec\n"
+	"                        ORDER BY ts) AS next_ts\n"
+	"  FROM cuda_graph\n"
+	"  WHERE op = 'instantiate' AND ret = 0 AND graph_exec != 0\n"
+	"), ni AS (\n"
+	"  SELECT host, pid, graph_exec, count(*) AS n, min(ts) AS first_ts\n"
+	"  FROM inst GROUP BY host, pid, graph_exec\n"
+	"), lc AS MATERIALIZED (\n"
+	"  SELECT host, pid, graph_exec, count(*) AS launches,\n"
+	"         min(ts) AS first_ts, max(ts) AS last_ts\n"
+	"  FROM cuda_graph\n"
+	"  WHERE op = 'launch' AND ret = 0 AND graph_exec != 0\n"
+	"  GROUP BY host, pid, graph_exec\n"
+	"), simple AS (\n"
+	"  SELECT lc.*, ni.n AS insts, ni.first_ts AS inst_ts\n"
+	"  FROM lc LEFT JOIN ni USING (host, pid, graph_exec)\n"
+	"), lives AS (\n"
+	/* A handle instantiated once and launched only after: one pass. */
+	"  SELECT host, pid, graph_exec, inst_ts, launches, first_ts, last_ts\n"
+	"  FROM simple WHERE insts = 1 AND first_ts > inst_ts\n"
+	"  UNION ALL\n"
+	/* Never instantiated in the recording: one life, begun before it. */
+	"  SELECT host, pid, graph_exec, NULL, launches, first_ts, last_ts\n"
+	"  FROM simple WHERE insts IS NULL\n"
+	"  UNION ALL\n"
+	/* The rest: the launches of each life (and of the one before the
+	 * first instantiation seen) counted within its bounds. */
+	"  SELECT iv.host, iv.pid, iv.graph_exec, iv.ts, count(*),\n"
+	"         min(l.ts), max(l.ts)\n"
+	"  FROM (SELECT host, pid, graph_exec, ts, next_ts FROM inst\n"
+	"        UNION ALL\n"
+	"        SELECT host, pid, graph_exec, NULL, first_ts FROM ni) iv\n"
+	"  JOIN simple s ON s.host = iv.host AND s.pid = iv.pid\n"
+	"   AND s.graph_exec = iv.graph_exec\n"
+	"   AND NOT (s.insts = 1 AND s.first_ts > s.inst_ts)\n"
+	"  CROSS JOIN cuda_graph l\n"
+	"  WHERE l.host = iv.host AND l.pid = iv.pid\n"
+	"    AND l.graph_exec = iv.graph_exec AND l.op = 'launch'\n"
+	"    AND l.ret = 0 AND l.ts > coalesce(iv.ts, s.first_ts - 1)\n"
+	"    AND l.ts < coalesce(iv.next_ts, s.last_ts + 1)\n"
+	"  GROUP BY iv.host, iv.pid, iv.graph_exec, iv.ts\n"
+	")\n"
+	"SELECT v.host, v.pid, i.graph, v.graph_exec, v.inst_ts AS instantiate_ts,\n"
+	"       v.launches, v.first_ts, v.last_ts\n"
+	"FROM lives v\n"
+	"LEFT JOIN inst i ON i.host = v.host AND i.pid = v.pid\n"
+	" AND i.graph_exec = v.graph_exec AND i.ts = v.inst_ts",
+};
+
+int gr_graph_views__create(sqlite3 *db)
+{
+	int rc = SQLITE_OK;
+
+	for (size_t i = 0; i < sizeof(views) / sizeof(*views) && rc == SQLITE_OK;
+	     i++)
+		rc = sqlite3_exec(db, views[i], NULL, NULL, NULL);
+	return rc;
+}
