@@ -2,7 +2,10 @@
 -- description: per kernel: launches, share of all launches, grid/block shapes seen, launch rate, then the kernel's name
 -- param: limit:count=25 most kernels shown
 -- param: graphs:enum(0|1)=0 1 to count the kernels CUDA graph launches ran (graph-kernels) and not the launches captured into graphs, which ran nothing
-WITH k AS (
+WITH gk AS MATERIALIZED (
+  -- Read once: both graph arms use it.
+  SELECT * FROM cuda_graph_kernel WHERE :graphs
+), k AS (
   SELECT kernel, grid_x, grid_y, grid_z, block_x, block_y, block_z,
          launches, ts, ts_last
   FROM sum_kernel
@@ -11,12 +14,12 @@ WITH k AS (
          NULL, NULL
   FROM (SELECT DISTINCT host, pid, capture_ts, seq, kernel, grid_x, grid_y,
                         grid_z, block_x, block_y, block_z
-        FROM cuda_graph_kernel)
+        FROM gk)
   WHERE :graphs
   UNION ALL
   SELECT g.kernel, g.grid_x, g.grid_y, g.grid_z, g.block_x, g.block_y,
          g.block_z, x.launches, x.first_ts, x.last_ts
-  FROM cuda_graph_kernel g
+  FROM gk g
   JOIN cuda_graph_exec x ON x.host = g.host AND x.pid = g.pid
                         AND x.graph_exec = g.graph_exec
                         AND x.instantiate_ts = g.instantiate_ts
@@ -38,7 +41,10 @@ HAVING sum(launches) > 0
 ORDER BY launches DESC, kernel
 LIMIT :limit
 -- raw:
-WITH k AS (
+WITH gk AS MATERIALIZED (
+  -- Read once: both graph arms use it.
+  SELECT * FROM cuda_graph_kernel WHERE :graphs
+), k AS (
   SELECT kernel, grid_x, grid_y, grid_z, block_x, block_y, block_z,
          1 AS launches, ts, ts AS ts_last
   FROM cuda_kernel
@@ -47,12 +53,12 @@ WITH k AS (
          NULL, NULL
   FROM (SELECT DISTINCT host, pid, capture_ts, seq, kernel, grid_x, grid_y,
                         grid_z, block_x, block_y, block_z
-        FROM cuda_graph_kernel)
+        FROM gk)
   WHERE :graphs
   UNION ALL
   SELECT g.kernel, g.grid_x, g.grid_y, g.grid_z, g.block_x, g.block_y,
          g.block_z, x.launches, x.first_ts, x.last_ts
-  FROM cuda_graph_kernel g
+  FROM gk g
   JOIN cuda_graph_exec x ON x.host = g.host AND x.pid = g.pid
                         AND x.graph_exec = g.graph_exec
                         AND x.instantiate_ts = g.instantiate_ts
