@@ -11,8 +11,10 @@
 # handles, as the real allocator may) captures three graphs, one with a
 # launch into another stream during the capture, instantiates one of them
 # twice, replays each a known number of times, and re-captures into a
-# freed graph handle instantiated into a freed executable graph handle.
-# Every row must come back exactly.
+# freed graph handle instantiated into a freed executable graph handle;
+# "again" makes before's calls while recorded, its executable graph the
+# same handle as before's (two processes, one handle value).  Every row
+# must come back exactly.
 # shellcheck disable=SC2034 # SUITE is lib.sh's
 set -uo pipefail
 SUITE=graph_kernels
@@ -33,6 +35,11 @@ touch "$T/go"; wait $pb
 eq "(before) its calls succeed" "$?" 0
 GR_MOCK_GRAPH_REUSE=1 $GK replay >"$T/replay.out" 2>&1 & pr=$!; wait $pr
 eq "(replay) its calls succeed" "$?" 0
+# The same calls as "before", recorded whole: the mock's handles count up
+# from the same base in every process, so its executable graph has the
+# same handle as before's, as two processes' may on a real host.
+$GK before "$T/go" >"$T/again.out" 2>&1 & pa=$!; wait $pa
+eq "(again) its calls succeed" "$?" 0
 sleep 0.3
 stop_gpurecd
 
@@ -63,6 +70,8 @@ eqd "(before) only its 4 graph launches were recorded" \
 # Handles as the program saw them: G and E1 come back for G3 and E3.
 read -r G G2 G3 <<<"$(q "SELECT graph FROM cuda_graph WHERE pid = $pr AND op = 'capture_end' ORDER BY ts" | tr -d ',')"
 read -r E1 E2 E3 <<<"$(q "SELECT graph_exec FROM cuda_graph WHERE pid = $pr AND op = 'instantiate' ORDER BY ts" | tr -d ',')"
+eq "(again) its executable graph's handle is before's" \
+	"$(q "SELECT count(DISTINCT graph_exec), count(DISTINCT pid) FROM cuda_graph WHERE pid IN ($pb, $pa) AND op = 'launch'")" "1,2 "
 eq "(replay) the mock reused the freed handles: G3 = G, E3 = E1, all else distinct" \
 	"$([ "$G3" = "$G" ] && [ "$E3" = "$E1" ] && [ "$G2" != "$G" ] && [ "$E2" != "$E1" ] && echo 1)" "1"
 
@@ -78,6 +87,10 @@ eq "(replay) each row's ts is a captured launch's, inside its capture, and insta
 eq "(before) nothing captured while recording" \
 	"$(q "SELECT count(*) FROM cuda_graph_kernel WHERE pid = $pb")" "0 "
 
+eq "(again) its one kernel, tied to its instantiation" \
+	"$(q "SELECT seq, kernel, grid_x, block_x, instantiate_ts IS NOT NULL FROM cuda_graph_kernel WHERE pid = $pa")" \
+	"1,step(float*),4,64,1 "
+
 # ---- cuda_graph_exec -----------------------------------------------------------
 eqd "(replay) one row per life of an executable graph: E1 7 launches, E2 3, E3 (E1's handle again) 2; the failed launch nowhere" \
 	"$(q "SELECT graph, graph_exec, launches, instantiate_ts < first_ts, first_ts <= last_ts FROM cuda_graph_exec WHERE pid = $pr ORDER BY instantiate_ts")" \
@@ -87,6 +100,9 @@ eq "(replay) E1's first life ends before E3's begins" \
 eqd "(before) its executable graph: 4 launches, instantiation and graph unknown" \
 	"$(q "SELECT graph IS NULL, instantiate_ts IS NULL, launches FROM cuda_graph_exec WHERE pid = $pb")" \
 	"1,1,4 " "$GR"
+eqd "(again) the same handle, its own life: 4 launches after its instantiation" \
+	"$(q "SELECT graph IS NULL, instantiate_ts < first_ts, launches FROM cuda_graph_exec WHERE pid = $pa")" \
+	"0,1,4 " "$GR"
 
 # ---- graph-kernels ---------------------------------------------------------------
 # launches, direct, via_graphs, graph_launches, graphs, kernel
@@ -96,8 +112,12 @@ eq "(replay) graph-kernels: step 2 direct + 10 graph launches x 2; reduce 12 thr
 eq "(replay) graph-kernels --raw: the same" "$(rep --pid $pr report graph-kernels --raw)" "$want_pr"
 eq "(before) graph-kernels: a row for the graph captured before recording, with its launches" \
 	"$(rep --pid $pb report graph-kernels)" ",,,4,1,(captured before recording) "
-eq "graph-kernels over both: kernels first, then the unknown graph" \
-	"$(rep report graph-kernels)" "$want_pr,,,4,1,(captured before recording) "
+eq "(again) graph-kernels: step, 4 runs through its graph's launches" \
+	"$(rep --pid $pa report graph-kernels)" "4,0,4,4,1,step(float*) "
+eq "graph-kernels over all three: kernels first, then the unknown graph" \
+	"$(rep report graph-kernels)" '26,2,24,14,2,step(float*) 12,0,12,12,2,"reduce(float*, int)" 1,1,0,0,1,scale(float*) ,,,4,1,(captured before recording) '
+eq "graph-kernels --raw over all three: the same" \
+	"$(rep report graph-kernels --raw)" "$(rep report graph-kernels)"
 # A window starting after G's capture: its instantiations and launches are
 # seen, its kernels not.
 cut=$(q "SELECT ts + 1 FROM cuda_graph WHERE pid = $pr AND op = 'capture_end' ORDER BY ts LIMIT 1" | tr -d ' ')
