@@ -77,8 +77,10 @@ WITH gk AS MATERIALIZED (
   FROM life GROUP BY kernel
 ), dir AS (
   -- Every recorded launch, the captured ones included (they ran nothing).
-  SELECT coalesce(kernel, '(unnamed)') AS kernel, count(*) AS launches
-  FROM cuda_kernel GROUP BY 1
+  -- Grouped by the column first: the scan emits it grouped, unsorted.
+  SELECT coalesce(kernel, '(unnamed)') AS kernel, sum(n) AS launches
+  FROM (SELECT kernel, count(*) AS n FROM cuda_kernel GROUP BY kernel)
+  GROUP BY 1
 ), unknown AS (
   SELECT CASE WHEN instantiate_ts IS NULL
               THEN '(captured before recording)'
