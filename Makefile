@@ -433,6 +433,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	  $(B)/bench/libbig.so
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
+	bash bench/graph_kernels_bench.sh $(B)
 
 deps:
 	bash packaging/deps.sh
