@@ -48,7 +48,7 @@ STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/manifest.c store/verify.c store/crypto.c store/fss.c \
              store/walview.c store/scan.c common/parse.c
 VTAB_SRC  := query/vtab.c query/vt_event.c query/vt_grouped.c \
-             query/vt_segments.c query/vt_runs.c
+             query/vt_segments.c query/vt_runs.c query/graph_views.c
 QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
              query/timefmt.c query/outfile.c \
              query/aggregates.c \
@@ -223,6 +223,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/shell.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/params.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/graph_kernels.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh
@@ -262,6 +264,11 @@ $(B)/cuda-tests/graphs_gaps: tests/cuda/graphs_gaps.c $(MOCK_LIBS)
 	$(CC) -O1 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE \
 	  -Itests/cuda -o $@ $< -L$(MOCK) -l:libcudart.so.13 -l:libcuda.so.1 \
 	  -lpthread -Wl,-rpath,'$$ORIGIN/mock'
+
+# Graph captures and replays (tests/cuda/graph_kernels.sh).
+$(B)/cuda-tests/graph_kernels: tests/cuda/graph_kernels.c $(MOCK_LIBS)
+	$(CC) -O1 -g $(WARN) -Itests/cuda -o $@ $< -L$(MOCK) \
+	  -l:libcudart.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/mock'
 
 # A mock NVML (tests/gpu-mock): scripted GPUs for the gpu family's tests,
 # built from recorder/gpu/nvml.h (-z defs: every entry point defined).
@@ -303,7 +310,7 @@ $(B)/host-tests/host_load: tests/host/host_load.c
 bpf-test: $(B)/gpurecd
 bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(B)/cuda-tests/drv_calls $(B)/cuda-tests/graphs_gaps \
-		$(B)/cuda-tests/hung \
+		$(B)/cuda-tests/hung $(B)/cuda-tests/graph_kernels \
 		$(B)/cuda-tests/nccl_calls $(MOCK)/libnccl.so.2 \
 		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load \
 		$(B)/gpurec
@@ -315,6 +322,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/run.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/driver.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graphs_gaps.sh
+	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/graph_kernels.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cuda/hung.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd GPU_MOCK=$(GPU_MOCK) \
 	  bash tests/cuda/gpu.sh
@@ -426,6 +434,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
 	bash bench/export_bench.sh $(B)
+	bash bench/graph_kernels_bench.sh $(B)
 
 deps:
 	bash packaging/deps.sh

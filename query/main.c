@@ -43,6 +43,7 @@
 #include "query/cli.h"
 #include "query/export.h"
 #include "query/filters.h"
+#include "query/graph_views.h"
 #include "query/limits.h"
 #include "query/outfile.h"
 #include "query/output.h"
@@ -258,6 +259,8 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 		rc = gr_vtab__register(db, q);
 	if (rc == SQLITE_OK && q)
 		rc = gr_sumtab__register(db, q);
+	if (rc == SQLITE_OK && q)
+		rc = gr_graph_views__create(db);
 	if (rc != SQLITE_OK)
 		die_internal("cannot set up tables: %s", sqlite3_errmsg(db));
 	if (au)

@@ -191,8 +191,23 @@ API CUresult cuCtxSynchronize(void)
 }
 
 /* Graphs: a capture ends in a new graph, an instantiation in a new
- * executable graph; handles are never reused.  A NULL handle is refused,
- * as the real driver refuses it. */
+ * executable graph; handles are never reused, unless GR_MOCK_GRAPH_REUSE
+ * is set: then, as the real driver's allocator may, a capture returns the
+ * graph handle destroyed last and an instantiation the executable graph
+ * handle destroyed last (each once).  A NULL handle is refused, as the
+ * real driver refuses it. */
+static void *freed_graph, *freed_exec;
+
+/* A handle destroyed last under GR_MOCK_GRAPH_REUSE, taken, or a new one. */
+static void *graph_handle(void **freed)
+{
+	void *h = *freed;
+	if (!h || !getenv("GR_MOCK_GRAPH_REUSE"))
+		return handle();
+	*freed = NULL;
+	return h;
+}
+
 API CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
 {
 	(void)s;
@@ -204,7 +219,7 @@ API CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
 	(void)s;
 	if (!g)
 		return 1;
-	*g = handle();
+	*g = graph_handle(&freed_graph);
 	return 0;
 }
 
@@ -214,7 +229,7 @@ API CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g,
 	(void)flags;
 	if (!e || !g)
 		return 1;
-	*e = handle();
+	*e = graph_handle(&freed_exec);
 	return 0;
 }
 
@@ -226,10 +241,16 @@ API CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
 
 API CUresult cuGraphExecDestroy(CUgraphExec e)
 {
-	return e ? 0 : 400;
+	if (!e)
+		return 400;
+	freed_exec = e;
+	return 0;
 }
 
 API CUresult cuGraphDestroy(CUgraph g)
 {
-	return g ? 0 : 400;
+	if (!g)
+		return 400;
+	freed_graph = g;
+	return 0;
 }
