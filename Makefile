@@ -230,6 +230,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/daemon.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
 	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/retention.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/gapsum.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 
