@@ -232,6 +232,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/daemon.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd \
 	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/retention.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/gapsum.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 
@@ -433,6 +435,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	  $(B)/bench/libbig.so
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
+	bash bench/gapsum_bench.sh $(B)
 	bash bench/export_bench.sh $(B)
 	bash bench/graph_kernels_bench.sh $(B)
 

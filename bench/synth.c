@@ -417,7 +417,8 @@ void gr_synth__next_offcpu(struct gr_synth *s, int64_t *v, uint64_t *nullmask)
 						      rnd(s) % 200000000));
 	s->off_now = s->o.interval_ns ?
 		s->o.start_ns + (int64_t)seq * s->o.interval_ns :
-		s->off_now + (int64_t)(rnd(s) % 400000);
+		s->off_now + (int64_t)(rnd(s) % (uint64_t)(2 *
+			(s->o.offcpu_gap_ns > 0 ? s->o.offcpu_gap_ns : 200000)));
 	v[GR_offcpu_ts] = s->off_now;
 	v[GR_offcpu_pid] = p->pid;
 	v[GR_offcpu_tid] = worker ? p->pid + 1 + (int64_t)(seq % 4) : p->tid;

@@ -30,6 +30,8 @@ struct gr_synth_opts {
 	int step_len;         /* launches per step (default 400) */
 	double rate;          /* >0: launches per second, all processes */
 	int memcpy_every;     /* >0: a copy after every Nth launch */
+	int64_t offcpu_gap_ns; /* >0: mean ns between off-CPU intervals'
+				  starts (default 200 us: 5,000/s) */
 	int gpus;             /* >0: the gpu family (bench/synth_gpu.h) with
 				 this many GPUs; launching process g < gpus
 				 stalls while GPU g hangs */

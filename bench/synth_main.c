@@ -38,6 +38,8 @@ static void usage(FILE *f)
 		"  --rotate-every N   seal a segment every N events per table\n"
 		"  --rate R           launches per second, all processes\n"
 		"  --memcpy-every N   a copy after every Nth launch\n"
+		"  --offcpu-gap NS    mean spacing of off-CPU intervals "
+		"(default 200000)\n"
 		"  --rows FILE        also exact rows, one a line: TABLE, then "
 		"COL=VALUE\n"
 		"                     fields, tab-separated; columns left out "
@@ -97,7 +99,7 @@ static uint64_t num(const char *s, const char *what)
 enum {
 	O_RANKS = 256, O_HOST_RANKS, O_ITERS, O_STEP, O_JITTER, O_LATE_RANK,
 	O_LATE_MS, O_LATE_EVERY, O_ASYNC, O_LIVE, O_FLUSH_MS, O_PROGRESS, O_GPUS,
-	O_ROWS,
+	O_ROWS, O_OFFCPU_GAP,
 };
 
 #define PROGRESS_MAGIC 0x7370726f67726570ull /* "pergorps" */
@@ -266,6 +268,7 @@ int main(int argc, char **argv)
 		{ "progress", 1, NULL, O_PROGRESS },
 		{ "gpus", 1, NULL, O_GPUS },
 		{ "rows", 1, NULL, O_ROWS },
+		{ "offcpu-gap", 1, NULL, O_OFFCPU_GAP },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gr_store_opts so = { .host = "synthetic" };
@@ -362,6 +365,11 @@ int main(int argc, char **argv)
 				     die("bad %s", "--gpus");
 			     break;
 		case O_ROWS: rows = optarg; break;
+		case O_OFFCPU_GAP:
+			sy.offcpu_gap_ns = (int64_t)num(optarg, "--offcpu-gap");
+			if (sy.offcpu_gap_ns < 1)
+				die("bad %s", "--offcpu-gap");
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}

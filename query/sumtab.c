@@ -1,4 +1,5 @@
-/* sumtab.c - the summary tables (sum_api, sum_kernel, sum_memcpy) as SQLite
+/* sumtab.c - the summary tables (sum_api, sum_kernel, sum_memcpy,
+ * sum_offcpu) as SQLite
  * virtual tables: the rows store/summary.h keeps in each segment, exact
  * for any window.
  *
@@ -52,7 +53,8 @@ struct scur {
 static int kind_of(int t)
 {
 	return t == GR_T_sum_api ? GR_SUM_API :
-	       t == GR_T_sum_kernel ? GR_SUM_KERNEL : GR_SUM_MEMCPY;
+	       t == GR_T_sum_kernel ? GR_SUM_KERNEL :
+	       t == GR_T_sum_offcpu ? GR_SUM_OFFCPU : GR_SUM_MEMCPY;
 }
 
 static int st_connect(sqlite3 *db, void *aux, int argc,
@@ -175,12 +177,18 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 		"grid_z", "block_x", "block_y", "block_z", "kind", "async",
 		"bytes",
 	};
+	/* sum_offcpu's keys; comm is in every table, so only offcpu's
+	 * blocks decode it. */
+	static const char *const need_offcpu[] = { "tid", "state", "stack",
+						   "comm" };
 	uint64_t mask = 0;
 	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
 		int col = gr_table__col(tab, need[k]);
 		if (col >= 0)
 			mask |= 1ull << col;
 	}
+	for (size_t k = 0; t == GR_T_offcpu && k < 4; k++)
+		mask |= 1ull << gr_table__col(tab, need_offcpu[k]);
 	char *err = NULL;
 	if (gr_scan__start(c->scan, c->seg, t, a, b, mask, &err)) {
 		gr_vtab__warn(q, c->si, "%s: %s", path,
@@ -236,6 +244,8 @@ static int add_raw_kind(struct scur *c, int64_t a, int64_t b)
 		return add_raw(c, GR_T_cuda_kernel, a, b);
 	if (c->vt->kind == GR_SUM_MEMCPY)
 		return add_raw(c, GR_T_cuda_memcpy, a, b);
+	if (c->vt->kind == GR_SUM_OFFCPU)
+		return add_raw(c, GR_T_offcpu, a, b);
 	for (int t = 0; t < GR_NTABLES; t++) {
 		int second, rc;
 		if (gr_sum_kinds(t, &second) && (rc = add_raw(c, t, a, b)))
@@ -292,7 +302,7 @@ static int load_segment(struct scur *c)
 	span_of(c->seg, &s0, &s1);
 	if (s0 > hi || s1 < lo)
 		return 0;
-	if (!gr_sum__stored(c->seg))
+	if (!gr_sum__stored(c->seg, c->vt->kind))
 		return add_raw_kind(c, lo, hi);
 	/* A sealed segment has whole-segment rows (one written by an older
 	 * gpurec, or sealed after a crash, may not: minute rows then). */

@@ -303,6 +303,7 @@ static struct gr_sum_ent *get(struct gr_sum *s, int kind, int64_t minute,
 struct cols {
 	int ok;
 	int ts, pid, dur, api, ret, kernel, dims[6], kind, async, bytes;
+	int tid, state, stack, comm;
 };
 
 static const struct cols *cols_of(int t)
@@ -324,6 +325,10 @@ static const struct cols *cols_of(int t)
 		x->kind = gr_table__col(tab, "kind");
 		x->async = gr_table__col(tab, "async");
 		x->bytes = gr_table__col(tab, "bytes");
+		x->tid = gr_table__col(tab, "tid");
+		x->state = gr_table__col(tab, "state");
+		x->stack = gr_table__col(tab, "stack");
+		x->comm = gr_table__col(tab, "comm");
 		x->ok = 1;
 	}
 	return x;
@@ -332,7 +337,8 @@ static const struct cols *cols_of(int t)
 int gr_sum_kinds(int t, int *second)
 {
 	*second = t == GR_T_cuda_kernel ? GR_SUM_KERNEL :
-		  t == GR_T_cuda_memcpy ? GR_SUM_MEMCPY : 0;
+		  t == GR_T_cuda_memcpy ? GR_SUM_MEMCPY :
+		  t == GR_T_offcpu ? GR_SUM_OFFCPU : 0;
 	return (gr_tables[t].flags & GR_TF_CUDA_CALL) ? GR_SUM_API : 0;
 }
 
@@ -433,7 +439,7 @@ static inline int add_row(struct gr_sum *s, int kind, int64_t minute,
 		e->ts_min = x->ts;
 	if (x->ts > e->ts_max)
 		e->ts_max = x->ts;
-	if (kind != GR_SUM_KERNEL && hist_add_value(&e->h, x->dur))
+	if (GR_SUM_HAS_HIST(kind) && hist_add_value(&e->h, x->dur))
 		return -ENOMEM;
 	return 0;
 }
@@ -549,6 +555,13 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 	} else if (second == GR_SUM_MEMCPY) {
 		kc[nkeys++] = c->kind;
 		kc[nkeys++] = c->async;
+	} else if (second == GR_SUM_OFFCPU) {
+		/* An off-CPU interval has no api: it takes the general
+		 * loop below, cheap at its few thousand rows a second. */
+		kc[nkeys++] = c->tid;
+		kc[nkeys++] = c->state;
+		kc[nkeys++] = c->stack;
+		kc[nkeys++] = c->comm;
 	}
 	int fast = plain(r, c->ret, 1) && plain(r, c->bytes, 1) &&
 		   plain(r, c->pid, 0) && plain(r, c->dur, 0) &&
@@ -736,7 +749,7 @@ int gr_sum__bind(sqlite3_stmt *st, const struct gr_sum_ent *e,
 	sqlite3_bind_int64(st, i++, e->errors);
 	sqlite3_bind_int64(st, i++, e->ts_min);
 	sqlite3_bind_int64(st, i++, e->ts_max);
-	if (e->kind == GR_SUM_KERNEL) {
+	if (!GR_SUM_HAS_HIST(e->kind)) {
 		sqlite3_bind_null(st, i++);
 	} else {
 		scratch->len = 0;
@@ -759,8 +772,10 @@ int gr_sum__bind(sqlite3_stmt *st, const struct gr_sum_ent *e,
 /* A summary table older than dur_sq counts as none: its segment is
  * summarized from its raw blocks, so that a standard deviation over old
  * and new segments alike is the raw events' (as --raw prints it), not
- * NULL. */
-int gr_sum__stored(struct gr_segment *seg)
+ * NULL.  So does one whose writer did not yet keep kind (no
+ * GR_SUM_META_KINDS: the first three kinds only), or it would read as
+ * no events at all. */
+int gr_sum__stored(struct gr_segment *seg, int kind)
 {
 	sqlite3_stmt *st;
 	int yes = 0;
@@ -768,6 +783,16 @@ int gr_sum__stored(struct gr_segment *seg)
 			       "'summary') WHERE name = 'dur_sq'", -1, &st,
 			       NULL) == SQLITE_OK) {
 		yes = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	if (!yes || kind <= GR_SUM_MEMCPY)
+		return yes;
+	yes = 0;
+	if (sqlite3_prepare_v2(seg->db, "SELECT value FROM meta WHERE key = '"
+			       GR_SUM_META_KINDS "'", -1, &st,
+			       NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			yes = sqlite3_column_int64(st, 0) >> kind & 1;
 		sqlite3_finalize(st);
 	}
 	return yes;

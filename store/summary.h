@@ -2,10 +2,13 @@
  * kept in each segment beside the raw blocks, so that reports over days of
  * data read thousands of rows instead of decoding billions of events.
  *
- * Three kinds, each a GR_TF_SUMMARY table of schema/tables.def:
+ * Four kinds, each a GR_TF_SUMMARY table of schema/tables.def:
  *   sum_api     every CUDA call (all cuda_* tables) by process and API;
  *   sum_kernel  launches by process, kernel name and grid/block shape;
- *   sum_memcpy  copies by process, direction and sync/async.
+ *   sum_memcpy  copies by process, direction and sync/async;
+ *   sum_offcpu  off-CPU intervals by process, thread, state, stack and
+ *               thread name (offcpu-top reads these instead of every
+ *               interval).
  * Each row holds a count, the duration total/min/max and sum of squares,
  * bytes, errors, the first and last event time, and for sum_api and
  * sum_memcpy a histogram of
@@ -33,7 +36,13 @@
 #define GR_SUM_SEGMENT (-1ll) /* minute of a whole-segment row */
 #define GR_SUM_NKEYS 7
 
-enum gr_sum_kind { GR_SUM_API = 1, GR_SUM_KERNEL = 2, GR_SUM_MEMCPY = 3 };
+enum gr_sum_kind {
+	GR_SUM_API = 1, GR_SUM_KERNEL = 2, GR_SUM_MEMCPY = 3,
+	GR_SUM_OFFCPU = 4,
+};
+
+/* Kinds with no histogram: their rows' hist is NULL. */
+#define GR_SUM_HAS_HIST(kind) ((kind) == GR_SUM_API || (kind) == GR_SUM_MEMCPY)
 
 /* ---- histograms ---------------------------------------------------------- */
 
@@ -85,7 +94,7 @@ struct gr_sum_ent {
 	/* The sum of the squared durations, exact: with n and dur_sum it
 	 * gives the standard deviation (stddev_ns() in gpurec). */
 	unsigned __int128 dur_sq;
-	struct gr_hist h;            /* sum_api and sum_memcpy only */
+	struct gr_hist h;            /* GR_SUM_HAS_HIST kinds only */
 };
 
 struct gr_sum;
@@ -128,7 +137,8 @@ int gr_sum__each(struct gr_sum *s, int dirty_only,
 		 int (*fn)(void *ctx, const struct gr_sum_ent *e), void *ctx);
 
 /* Returns the summary kind table t feeds as API calls (every cuda_*
- * table), or 0; and the second kind it feeds (kernel or memcpy), or 0. */
+ * table), or 0; and the second kind it feeds (kernel, memcpy or offcpu),
+ * or 0. */
 int gr_sum_kinds(int t, int *second);
 
 /* The segment table's DDL, its column list in order, and the SQL that
@@ -142,11 +152,20 @@ struct sqlite3_stmt;
  * Returns 0, -EINVAL for a malformed histogram, or -ENOMEM. */
 int gr_sum__put_row(struct gr_sum *s, struct sqlite3_stmt *st);
 
+/* The segment meta key listing, as a bit mask (1 << kind), the kinds the
+ * writer summarized; a segment without it predates sum_offcpu and keeps
+ * only the first three. */
+#define GR_SUM_META_KINDS "summary_kinds"
+#define GR_SUM_WRITTEN_KINDS                                                \
+	(1u << GR_SUM_API | 1u << GR_SUM_KERNEL | 1u << GR_SUM_MEMCPY |     \
+	 1u << GR_SUM_OFFCPU)
+
 struct gr_segment;
-/* Whether segment seg keeps summary rows with every column (a copy made
- * by another tool may not, a segment written before dur_sq neither: then
- * it is summarized from its raw blocks). */
-int gr_sum__stored(struct gr_segment *seg);
+/* Whether segment seg keeps summary rows of kind with every column (a
+ * copy made by another tool may not, a segment written before dur_sq
+ * neither, one written before the kind existed neither: then it is
+ * summarized from its raw blocks). */
+int gr_sum__stored(struct gr_segment *seg, int kind);
 /* Adds seg's stored rows of kind with minute in [m0, m1] (and, with pid,
  * of that process) to s; *malformed counts rows whose histogram did not
  * parse (left out).  Returns the rows read, -ENOMEM, or -EIO with *err

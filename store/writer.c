@@ -708,6 +708,8 @@ static int segment_build(struct gr_writer *w, int64_t real)
 	    (err = meta_set(w, "created_ns", NULL, real, 1)) ||
 	    (err = meta_set(w, "prev_sha256", w->prev_sha, 0, 0)) ||
 	    (err = meta_set(w, "seq", NULL, w->seq, 1)) ||
+	    (err = meta_set(w, GR_SUM_META_KINDS, NULL,
+			    GR_SUM_WRITTEN_KINDS, 1)) ||
 	    (err = meta_set(w, "sealed", NULL, 0, 1)))
 		return err;
 

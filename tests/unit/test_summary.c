@@ -227,10 +227,69 @@ TEST(null_keys)
 	gr_sum__free(s);
 }
 
+TEST(offcpu_block)
+{
+	/* Four intervals of two threads of one process: thread 11 twice in
+	 * S with stack 5, once in D with no stack; thread 12 once in S.
+	 * Off-CPU rows feed sum_offcpu alone, keyed by (tid, state, stack,
+	 * comm), with no histogram. */
+	const int64_t t0 = 1795000020 * 1000000000ll;
+	int64_t ts[4] = { t0, t0 + 10, t0 + 20, t0 + 30 };
+	int64_t pid[4] = { 9, 9, 9, 9 }, tid[4] = { 11, 11, 11, 12 };
+	int64_t dur[4] = { 1000, 3000, 500, 7000 };
+	int64_t state[4] = { 1, 1, 2, 1 }, stack[4] = { 5, 5, 0, 6 };
+	int64_t comm[4] = { 3, 3, 3, 4 };
+	uint8_t stack_nulls[1] = { 1 << 2 };
+	struct gr_sum_rows r = { .t = GR_T_offcpu, .n = 4 };
+	r.v[GR_offcpu_ts] = ts;
+	r.v[GR_offcpu_pid] = pid;
+	r.v[GR_offcpu_tid] = tid;
+	r.v[GR_offcpu_dur] = dur;
+	r.v[GR_offcpu_state] = state;
+	r.v[GR_offcpu_stack] = stack;
+	r.nulls[GR_offcpu_stack] = stack_nulls;
+	r.v[GR_offcpu_comm] = comm;
+	struct gr_sum *s = gr_sum__new();
+	CHECK(s);
+	CHECK_EQ_INT(gr_sum__add(s, &r, INT64_MIN, INT64_MAX, NULL, 1, ~0u), 0);
+	int64_t n, d;
+	CHECK_EQ_INT(count_kind(s, GR_SUM_API, 0, &n, &d), 0);
+	CHECK_EQ_INT(count_kind(s, GR_SUM_OFFCPU, 0, &n, &d), 3);
+	CHECK_EQ_INT(n, 4);
+	CHECK_EQ_INT(d, 11500);
+	CHECK_EQ_INT(count_kind(s, GR_SUM_OFFCPU, GR_SUM_SEGMENT, &n, &d), 3);
+	int seen = 0;
+	for (uint32_t i = 0; i < gr_sum__count(s); i++) {
+		const struct gr_sum_ent *e = gr_sum__at(s, i);
+		if (e->kind != GR_SUM_OFFCPU || e->minute == GR_SUM_SEGMENT)
+			continue;
+		CHECK_EQ_INT(e->h.n, 0);
+		if (e->k[0] == 11 && e->k[1] == 1) {
+			CHECK_EQ_INT(e->k[2], 5);
+			CHECK_EQ_INT(e->knull, 0);
+			CHECK_EQ_INT(e->n, 2);
+			CHECK_EQ_INT(e->dur_max, 3000);
+			CHECK_EQ_INT(e->ts_max, t0 + 10);
+			seen |= 1;
+		} else if (e->k[0] == 11 && e->k[1] == 2) {
+			CHECK_EQ_INT(e->knull, 1 << 2); /* stack NULL */
+			CHECK_EQ_INT(e->dur_sum, 500);
+			seen |= 2;
+		} else if (e->k[0] == 12) {
+			CHECK_EQ_INT(e->k[3], 4);
+			CHECK_EQ_INT(e->dur_sum, 7000);
+			seen |= 4;
+		}
+	}
+	CHECK_EQ_INT(seen, 7);
+	gr_sum__free(s);
+}
+
 TEST_MAIN(
 	TEST_ENTRY(buckets)
 	TEST_ENTRY(encode_merge_quantile)
 	TEST_ENTRY(clamped_to_extremes)
 	TEST_ENTRY(accumulate_block)
 	TEST_ENTRY(null_keys)
+	TEST_ENTRY(offcpu_block)
 )
