@@ -58,7 +58,7 @@ for ms in 1000 100; do
 	say "cost at ${ms} ms: gpurecd CPU ${pct} % of a core; gpu rows, GPUs, NVML us per GPU per sample avg, max: $row"
 done
 
-[ "${COST_ONLY:-0}" = 1 ] && { rm -rf "$W"; exit 0; }
+[ "${COST_ONLY:-0}" = 1 ] && { chattr -R -i "$W" 2>/dev/null; rm -rf "$W"; exit 0; }
 
 # 2. The comparison run.
 start "$W/data" "$OUT/gpurecd.log" --gpu-sample-ms 500
@@ -89,4 +89,4 @@ for r in gpu-health xid gpu-util; do
 done
 say "cuInit calls recorded (PyTorch's driver initialization, hooked): $(q sql "SELECT count(*), count(DISTINCT pid), max(dur) FROM cuda_api WHERE api = 'cuInit'" | tail -1)"
 say "drops: $(q sql "SELECT group_concat(source || '=' || count) FROM drops" | tail -1)"
-rm -rf "$W"
+chattr -R -i "$W" 2>/dev/null; rm -rf "$W"
