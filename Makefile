@@ -63,7 +63,7 @@ QUERY_SRC += query/suggest.c query/filters.c
 STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
-SYNTH_SRC := bench/synth.c bench/synth_nccl.c bench/synth_gpu.c $(B)/xid.c
+SYNTH_SRC := bench/synth.c bench/synth_nccl.c bench/synth_gpu.c bench/synth_day.c $(B)/xid.c
 # The CUDA family (recorder/cuda/) and the symbol module (recorder/sym/).
 CUDA_SRC  := recorder/cuda/cuda.c recorder/cuda/attach.c \
              recorder/cuda/naming.c recorder/cuda/nccl.c \
