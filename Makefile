@@ -416,6 +416,9 @@ $(B)/launch-loop: bench/launch_loop.c $(MOCK_LIBS)
 $(B)/bench/libbig.so: bench/biglib.sh
 	bash bench/biglib.sh $@
 
+# bench/busyday.sh's day, in hours (or minutes: 10m); its recordings are
+# made once under $(B)/busyday and reused.
+BUSYDAY_HOURS ?= 24
 bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth $(B)/launch-loop \
 		$(B)/bench/libbig.so
@@ -428,6 +431,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
 	bash bench/export_bench.sh $(B)
+	bash bench/busyday.sh $(B) $(BUSYDAY_HOURS)
 
 deps:
 	bash packaging/deps.sh
