@@ -152,5 +152,6 @@ echo "reports.user_pid_10m_s $(median "$G" --data "$H" --format csv sql \
 for r in nccl-skew nccl-arrivals rank-pace; do
 	echo "reports.${r//-/_}_${FL}_s $(median "$G" "${FLEET[@]}" --format csv report "$r") s"
 done
-top=$(csv "${FLEET[@]}" report nccl-skew | head -1 | cut -d, -f1,2)
+skew=$(csv "${FLEET[@]}" report nccl-skew)
+top=$(echo "$skew" | sed -n 1p | cut -d, -f1,2)
 echo "busyday.straggler_named $([ "$top" = host5,43 ] && echo 1 || echo 0) bool"
