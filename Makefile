@@ -419,6 +419,8 @@ $(B)/bench/libbig.so: bench/biglib.sh
 # bench/busyday.sh's day, in hours (or minutes: 10m); its recordings are
 # made once under $(B)/busyday and reused.
 BUSYDAY_HOURS ?= 24
+# Its 8 hosts' day: 8 x 24 h is about 217 GB on disk (one host 27 GB).
+BUSYDAY_FLEET_HOURS ?= $(BUSYDAY_HOURS)
 bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth $(B)/launch-loop \
 		$(B)/bench/libbig.so
@@ -431,7 +433,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
 	bash bench/export_bench.sh $(B)
-	bash bench/busyday.sh $(B) $(BUSYDAY_HOURS)
+	bash bench/busyday.sh $(B) $(BUSYDAY_HOURS) $(BUSYDAY_FLEET_HOURS)
 
 deps:
 	bash packaging/deps.sh
