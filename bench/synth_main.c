@@ -86,8 +86,9 @@ static void usage(FILE *f)
 		"0)\n"
 		"                     Every stream's seed is --seed mixed with "
 		"--host, but the\n"
-		"                     job's is --seed alone: hosts agree on its "
-		"collectives\n");
+		"                     job's is --seed alone: hosts given the same "
+		"--seed and\n"
+		"                     --start agree on its collectives\n");
 }
 
 static void die(const char *fmt, const char *arg)
