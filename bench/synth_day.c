@@ -271,8 +271,9 @@ static void runq_row(struct day *y, int64_t ts, int64_t *v, uint64_t *nm)
 	v[GR_runq_pid] = pid;
 	v[GR_runq_tid] = pid + (int64_t)(r >> 8 & 7);
 	v[GR_runq_comm] = (r >> 8 & 7) ? y->comm_worker : y->comm_main;
-	v[GR_runq_dur] = (r >> 12) % 50 ? 2 * US + (int64_t)(r >> 20) % (58 * US)
-				      : 60 * US + (int64_t)(r >> 20) % (5 * MS);
+	v[GR_runq_dur] = (r >> 12) % 50 ?
+		2 * US + (int64_t)(r >> 20) % (58 * US) :
+		60 * US + (int64_t)(r >> 20) % (5 * MS);
 	v[GR_runq_cpu] = (int64_t)(r >> 50) % DAY_CPUS;
 	*nm = 0;
 }
@@ -292,8 +293,9 @@ static void file_row(struct day *y, uint64_t i, int64_t ts, int64_t *v,
 			    (int64_t)(r >> 8 & 3);
 	v[GR_file_io_comm] = call == 2 || call == 4 ? y->comm_main :
 						     y->comm_worker;
-	v[GR_file_io_dur] = call == 4 ? 2 * MS + (int64_t)(r >> 16) % (40 * MS)
-				      : 2 * US + (int64_t)(r >> 16) % (300 * US);
+	v[GR_file_io_dur] = call == 4 ?
+		2 * MS + (int64_t)(r >> 16) % (40 * MS) :
+		2 * US + (int64_t)(r >> 16) % (300 * US);
 	v[GR_file_io_syscall] = y->sys[call];
 	v[GR_file_io_fd] = 10 + (int64_t)(r >> 40 & 31);
 	v[GR_file_io_bytes] = call == 3 ? v[GR_file_io_fd] : call == 4 ? 0 :
@@ -376,9 +378,11 @@ static int slotted_until(struct day *y, int64_t end)
 			int64_t at = y->o->start_ns + (int64_t)i * period[k];
 			if (at >= end)
 				break;
-			int64_t ts = at + (int64_t)(rnd(y) % (uint64_t)
-						    (k == S_HELPER ? 100 * MS
-								   : period[k]));
+			/* A helper starts in its slot's first 100 ms, so
+			 * that it exits inside the slot. */
+			uint64_t span = (uint64_t)(k == S_HELPER ? 100 * MS :
+							   period[k]);
+			int64_t ts = at + (int64_t)(rnd(y) % span);
 			y->slot[k]++;
 			switch (k) {
 			case S_OFFCPU: offcpu_row(y, i, ts, v, &nm); break;
@@ -444,10 +448,9 @@ static int launches_until(struct day *y, int64_t end, int64_t *held,
 			v[GR_cuda_sync_pid] = held[GR_cuda_kernel_pid];
 			v[GR_cuda_sync_tid] = held[GR_cuda_kernel_tid];
 			v[GR_cuda_sync_comm] = held[GR_cuda_kernel_comm];
-			v[GR_cuda_sync_dur] = r % 10 ? 20 * US + (int64_t)(r >> 8) %
-							     (500 * US)
-						     : 1 * MS + (int64_t)(r >> 8) %
-							     (20 * MS);
+			v[GR_cuda_sync_dur] = r % 10 ?
+				20 * US + (int64_t)(r >> 8) % (500 * US) :
+				1 * MS + (int64_t)(r >> 8) % (20 * MS);
 			v[GR_cuda_sync_api] = y->api_sync;
 			v[GR_cuda_sync_stream] = held[GR_cuda_kernel_stream];
 			v[GR_cuda_sync_ret] = 0;
