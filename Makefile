@@ -63,7 +63,7 @@ QUERY_SRC += query/suggest.c query/filters.c
 STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
 REPORTS_SQL := $(sort $(wildcard query/reports/*.sql))
-SYNTH_SRC := bench/synth.c bench/synth_nccl.c bench/synth_gpu.c $(B)/xid.c
+SYNTH_SRC := bench/synth.c bench/synth_nccl.c bench/synth_gpu.c bench/synth_day.c $(B)/xid.c
 # The CUDA family (recorder/cuda/) and the symbol module (recorder/sym/).
 CUDA_SRC  := recorder/cuda/cuda.c recorder/cuda/attach.c \
              recorder/cuda/naming.c recorder/cuda/nccl.c \
@@ -225,6 +225,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/params.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/graph_kernels.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/busyday.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh
@@ -424,6 +426,11 @@ $(B)/launch-loop: bench/launch_loop.c $(MOCK_LIBS)
 $(B)/bench/libbig.so: bench/biglib.sh
 	bash bench/biglib.sh $@
 
+# bench/busyday.sh's day, in hours (or minutes: 10m); its recordings are
+# made once under $(B)/busyday and reused.
+BUSYDAY_HOURS ?= 24
+# Its 8 hosts' day: 8 x 24 h is about 217 GB on disk (one host 27 GB).
+BUSYDAY_FLEET_HOURS ?= $(BUSYDAY_HOURS)
 bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 		$(B)/gpurecd $(B)/switch-load $(B)/gpurec-synth $(B)/launch-loop \
 		$(B)/bench/libbig.so
@@ -438,6 +445,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	bash bench/gapsum_bench.sh $(B)
 	bash bench/export_bench.sh $(B)
 	bash bench/graph_kernels_bench.sh $(B)
+	bash bench/busyday.sh $(B) $(BUSYDAY_HOURS) $(BUSYDAY_FLEET_HOURS)
 
 deps:
 	bash packaging/deps.sh

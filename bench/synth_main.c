@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench/synth.h"
+#include "bench/synth_day.h"
 #include "bench/synth_nccl.h"
 #include "common/parse.h"
 
@@ -75,7 +76,21 @@ static void usage(FILE *f)
 		"  --gpus N           GPUs sampled once a second (default 8); "
 		"with other\n"
 		"                     tables, over the time they cover, else "
-		"--events gpu rows\n");
+		"--events gpu rows\n"
+		"A busy day of an 8-GPU host, every table (bench/synth_day.h; "
+		"--table and\n"
+		"--events are ignored):\n"
+		"  --day SECONDS      its length; --rate sets the launches/s "
+		"(default 30000)\n"
+		"  --job-hosts N      hosts of the NCCL job (default 1), 8 ranks "
+		"each\n"
+		"  --host-index I     this host's ranks: 8 I .. 8 I + 7 (default "
+		"0)\n"
+		"                     Every stream's seed is --seed mixed with "
+		"--host, but the\n"
+		"                     job's is --seed alone: hosts given the same "
+		"--seed and\n"
+		"                     --start agree on its collectives\n");
 }
 
 static void die(const char *fmt, const char *arg)
@@ -100,6 +115,7 @@ enum {
 	O_RANKS = 256, O_HOST_RANKS, O_ITERS, O_STEP, O_JITTER, O_LATE_RANK,
 	O_LATE_MS, O_LATE_EVERY, O_ASYNC, O_LIVE, O_FLUSH_MS, O_PROGRESS, O_GPUS,
 	O_ROWS, O_OFFCPU_GAP,
+	O_DAY, O_JOB_HOSTS, O_HOST_INDEX,
 };
 
 #define PROGRESS_MAGIC 0x7370726f67726570ull /* "pergorps" */
@@ -243,6 +259,57 @@ static void host_ranks(const char *arg, struct gr_synth_nccl *n)
 	n->host_ranks = hi - n->rank_lo + 1;
 }
 
+/* FNV-1a of a host name: --day's streams differ from host to host. */
+static uint64_t host_hash(const char *h)
+{
+	uint64_t x = 0xcbf29ce484222325ull;
+	for (; *h; h++)
+		x = (x ^ (unsigned char)*h) * 0x100000001b3ull;
+	return x;
+}
+
+/* --day: the whole day through one writer (bench/synth_day.h). */
+static int busy_day(struct gr_store_opts *so, struct gr_synth_opts *sy,
+		    struct gr_day_opts *day, uint64_t flush_every,
+		    int late_rank)
+{
+	struct gr_writer_stats st;
+	const char *why;
+	if (day->host_index < 0 || day->host_index >= day->hosts)
+		die("%s", "--host-index must be below --job-hosts");
+	if (late_rank != (sy->nccl.late_ns > 0))
+		die("%s", "--nccl-late-rank and --nccl-late-ms go together");
+	day->job_seed = sy->seed;
+	day->flush_every = flush_every;
+	gr_day__synth_opts(day, sy);
+	if ((why = gr_nccl_job__invalid(&sy->nccl)))
+		die("%s", why);
+	sy->seed ^= host_hash(so->host);
+	so->no_immutable = 1;
+	struct gr_writer *w = gr_writer__open(so);
+	if (!w)
+		die("cannot open %s", so->dir);
+	struct gr_synth *s = gr_synth__new(w, sy);
+	if (!s)
+		die("out of memory%s", "");
+	int err = gr_day__write(s, w, sy, day);
+	gr_writer__stats(w, &st);
+	gr_synth__free(s);
+	if (err) {
+		fprintf(stderr, "gpurec-synth: write failed: %s\n",
+			strerror(-err));
+		gr_writer__close(w);
+		return 2;
+	}
+	if (gr_writer__close(w)) {
+		fprintf(stderr, "gpurec-synth: close failed\n");
+		return 2;
+	}
+	printf("wrote %" PRIu64 " events in %" PRIu64 " blocks\n", st.events,
+	       st.blocks);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -269,6 +336,9 @@ int main(int argc, char **argv)
 		{ "gpus", 1, NULL, O_GPUS },
 		{ "rows", 1, NULL, O_ROWS },
 		{ "offcpu-gap", 1, NULL, O_OFFCPU_GAP },
+		{ "day", 1, NULL, O_DAY },
+		{ "job-hosts", 1, NULL, O_JOB_HOSTS },
+		{ "host-index", 1, NULL, O_HOST_INDEX },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gr_store_opts so = { .host = "synthetic" };
@@ -278,6 +348,7 @@ int main(int argc, char **argv)
 	    gpu = 0, gpus = 8, c;
 	uint64_t live = 0, flush_ms = 1000;
 	const char *progress = NULL, *rows = NULL;
+	struct gr_day_opts day = { .hosts = 1 };
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -370,6 +441,17 @@ int main(int argc, char **argv)
 			if (sy.offcpu_gap_ns < 1)
 				die("bad %s", "--offcpu-gap");
 			break;
+		case O_DAY: day.seconds = (int64_t)num(optarg, "--day");
+			    if (!day.seconds)
+				    die("bad %s", "--day");
+			    break;
+		case O_JOB_HOSTS: day.hosts = (int)num(optarg, "--job-hosts");
+				  if (day.hosts < 1 || day.hosts > 1024)
+					  die("bad %s", "--job-hosts");
+				  break;
+		case O_HOST_INDEX:
+			day.host_index = (int)num(optarg, "--host-index");
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -383,6 +465,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
+	if (day.seconds)
+		return busy_day(&so, &sy, &day, flush_every, late_rank);
 	if (rows && !ntables && !gpu)
 		events = 0;
 	else if (!ntables && !gpu)
