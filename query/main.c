@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -34,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,8 +66,10 @@
 #include "common/version.h"
 
 struct opts {
-	char **data;          /* --data, in order given */
+	char **data;          /* --data, in order given, globs expanded */
 	int ndata;
+	char **data_owned;    /* the expanded names, freed at exit */
+	int ndata_owned;
 	const char *since, *until;
 	enum gr_format format;
 	const char *format_arg; /* --format as given: export has its own */
@@ -770,6 +774,9 @@ static void vout_free(struct vout *v)
 	free(v->notes);
 }
 
+/* A host name as a manifest's seal line holds it. */
+typedef char cat_host_t[sizeof(((struct gr_manifest_entry *)0)->host)];
+
 static int cmd_verify(struct opts *o)
 {
 	struct vout v = { .json = doc_json(o),
@@ -794,11 +801,21 @@ static int cmd_verify(struct opts *o)
 				 err ? err : "malformed");
 	}
 	int nsegs = 0;
+	/* Over several directories (a fleet's copies, one per host) each
+	 * gets its own verdict line, naming its host, so that one bad copy
+	 * among hundreds is found without reading every FAIL line. */
+	char (*hosts)[sizeof(cat_host_t)] = calloc((size_t)o->ndata,
+						   sizeof(*hosts));
+	if (!hosts)
+		return gr_cli__error(stderr, EXIT_INTERNAL, "out of memory");
 	for (int d = 0; d < o->ndata; d++) {
 		struct gr_catalog cat;
 		char *err = NULL;
 		if (gr_catalog__open(&cat, &o->data[d], 1, &err))
 			die_user("%s", err);
+		const struct gr_manifest *m = &cat.manifests[0];
+		snprintf(hosts[d], sizeof(hosts[d]), "%s",
+			 m->n ? m->e[m->n - 1].host : "?");
 		/* A recorder stopped before its first event leaves a manifest
 		 * (its start and stop lines) and no segment: still a chain
 		 * to check. */
@@ -810,6 +827,8 @@ static int cmd_verify(struct opts *o)
 				 o->data[d]);
 	}
 	for (int d = 0; d < o->ndata; d++) {
+		int segs0 = r.segments;
+		long blocks0 = r.blocks;
 		int n = gr_verify__dir(o->data[d], &r);
 		if (n == -ENOMEM || v.oom) {
 			vout_free(&v);
@@ -823,7 +842,16 @@ static int cmd_verify(struct opts *o)
 		if (n < 0)
 			die_user("cannot read data directory %s: %s", o->data[d],
 				 strerror(-n));
+		if (o->ndata > 1 && !v.json)
+			printf("%s %s (host %s): %d segment%s, %ld block%s, "
+			       "%d problem%s\n", n ? "FAIL" : "ok  ",
+			       o->data[d], hosts[d], r.segments - segs0,
+			       r.segments - segs0 == 1 ? "" : "s",
+			       r.blocks - blocks0,
+			       r.blocks - blocks0 == 1 ? "" : "s", n,
+			       n == 1 ? "" : "s");
 	}
+	free(hosts);
 	int rc = 0;
 	if (v.json)
 		rc = verify_json(o, &v, &r);
@@ -1543,6 +1571,68 @@ static const char *pager_command(void)
 	return cmd;
 }
 
+/* Expands each --data that holds a glob character (* ? [) into the
+ * directories it matches, sorted, in place of the pattern: gpurec does it
+ * itself so that a quoted pattern such as '/srv/gpurec/HOST*' works, past the shell's
+ * argument limit, for thousands of hosts.  A pattern that matches no
+ * directory is a user error: silently reading nothing for a mistyped
+ * fleet path would answer an empty report as if all were well.  A name
+ * without glob characters is kept as given (a missing directory is the
+ * catalog's error, which names it). */
+static void expand_data(struct opts *o)
+{
+	char **out = NULL;
+	int n = 0, cap = 0;
+
+	for (int d = 0; d < o->ndata; d++) {
+		const char *arg = o->data[d];
+		glob_t g;
+		size_t kept = 0;
+		int rc;
+
+		if (!strpbrk(arg, "*?[")) {
+			if (n == cap && !(out = reallocarray(out,
+					(size_t)(cap = cap ? cap * 2 : 16),
+					sizeof(*out))))
+				die_internal("out of memory");
+			out[n++] = (char *)arg;
+			continue;
+		}
+		rc = glob(arg, GLOB_ONLYDIR, NULL, &g);
+		if (rc && rc != GLOB_NOMATCH)
+			die_internal("--data %s: %s", arg, rc == GLOB_NOSPACE ?
+				     "out of memory" : "cannot read a directory");
+		for (size_t i = 0; rc == 0 && i < g.gl_pathc; i++) {
+			struct stat sb;
+			char *p;
+			/* GLOB_ONLYDIR is only a hint to glob(3) */
+			if (stat(g.gl_pathv[i], &sb) || !S_ISDIR(sb.st_mode))
+				continue;
+			if (n == cap && !(out = reallocarray(out,
+					(size_t)(cap = cap ? cap * 2 : 16),
+					sizeof(*out))))
+				die_internal("out of memory");
+			if (o->ndata_owned % 64 == 0 &&
+			    !(o->data_owned = reallocarray(o->data_owned,
+					(size_t)o->ndata_owned + 64,
+					sizeof(char *))))
+				die_internal("out of memory");
+			if (!(p = strdup(g.gl_pathv[i])))
+				die_internal("out of memory");
+			o->data_owned[o->ndata_owned++] = p;
+			out[n++] = p;
+			kept++;
+		}
+		if (rc == 0)
+			globfree(&g);
+		if (!kept)
+			die_user("--data %s matches no directory", arg);
+	}
+	free(o->data);
+	o->data = out;
+	o->ndata = n;
+}
+
 /* Checks the options that every command shares and applies them: the
  * query limits, the default --data, the output format (export names its
  * own formats: cmd_export checks them). */
@@ -1561,6 +1651,7 @@ static void settle_options(struct opts *o, int exporting)
 	gr_limits__start(o->timeout_ns, o->timeout, o->max_memory_bytes);
 	if (!o->ndata)
 		o->data[o->ndata++] = DEFAULT_DATA;
+	expand_data(o);
 	if (o->format_set && !exporting &&
 	    gr_format__parse(o->format_arg, &o->format))
 		die_user("bad --format '%s': expected table, csv, tsv, json, "
@@ -1625,6 +1716,9 @@ static void check_applies(const struct opts *o, const char *name)
 
 static void opts_free(struct opts *o)
 {
+	for (int i = 0; i < o->ndata_owned; i++)
+		free(o->data_owned[i]);
+	free(o->data_owned);
 	free(o->data);
 	free(o->params);
 	free(o->cmdline);
