@@ -223,6 +223,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/shell.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/params.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/fanin.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/docs.sh
 	GPUREC=$(B)/asan/gpurec GPURECD=$(B)/asan/gpurecd bash tests/cli/completion.sh
 	GPUREC=$(B)/asan/gpurec bash tests/cli/seal.sh
