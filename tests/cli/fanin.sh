@@ -91,6 +91,25 @@ eq "rank-pace: node1 rank 3 first, 1720 ms an iteration, waits least" \
 	"$(qa "${GLOB[@]}" report rank-pace | head -2 | cut -d, -f1,2,5- | tr '\n' ' ')" \
 	"node1,3,121,120,0,6,1720.0,34.88,0.9 node0,0,121,120,0,6,1720.0,34.88,42.6 "
 
+# With the synth's arrival jitter every rank's median iteration differs by
+# a little noise: rank-pace must still put the rank the others wait for
+# (lowest nccl_pct) first, not the rank whose noise is slowest.
+mkdir "$T/jit"
+for i in 0 1 2; do
+	synth --data "$T/jit/node$i" --table nccl --host "node$i" --start "$S_NS" \
+		--nccl-ranks 24 --nccl-host-ranks "$((8 * i))-$((8 * i + 7))" \
+		--nccl-iters 200 --nccl-step-ms 250 --nccl-late-rank 11 \
+		--nccl-late-ms 30 --seed 1
+done
+eq "rank-pace with jitter: node1 rank 11 first, 24 ranks at one pace" \
+	"$(qa --data "$T/jit/*" report rank-pace | cut -d, -f1,2 | head -1) $(qa --data "$T/jit/*" report rank-pace | cut -d, -f10 | cut -d. -f1 | sort | uniq -c | tr -s ' ')" \
+	"node1,11  24 139"
+eq "nccl-skew with jitter: node1 rank 11 first" \
+	"$(qa --data "$T/jit/*" report nccl-skew | head -1 | cut -d, -f1,2)" "node1,11"
+eq "nccl-arrivals with jitter: node1 rank 11 last into all 1201 collectives" \
+	"$(qa --data "$T/jit/*" report nccl-arrivals --param limit=2000 | cut -d, -f5,8,9 | sort | uniq -c | sed 's/^ *//')" \
+	"1201 24/24,node1,11"
+
 # --- pruning: a segment outside the window is not opened -------------------
 # From 11:07:00 (S + 20 s): 9 of the 15 segments end at or after it.
 in_window=$(qa "${GLOB[@]}" sql "SELECT count(*) FROM segments WHERE end_ts >= $((S_NS + 20000000000))")
