@@ -427,6 +427,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	  $(B)/bench/libbig.so
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
+	bash bench/fanin_bench.sh $(B)
 	bash bench/export_bench.sh $(B)
 
 deps:
