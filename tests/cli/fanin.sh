@@ -126,6 +126,25 @@ eq "no window: all 15 opened" \
 	"$(tail -1 "$T/out" | tr -d "\r") $(grep -o 'segments_opened=[0-9]*' "$T/err")" \
 	"1218 segments_opened=15"
 
+# The window check of every windowed query reads the segments table: from
+# the manifests, sealed segments unopened, whatever the number of hosts.
+GPUREC_DEBUG_STATS=1 "$GPUREC" "${GLOB[@]}" --since 2026-11-18T12:00:00Z \
+	--format csv sql "SELECT 1" >"$T/out" 2>"$T/err"
+eq "a window after the recording: said on stderr, no segment opened" \
+	"$(grep -c 'lies outside the recording' "$T/err") $(grep -o 'segments_opened=[0-9]*' "$T/err")" \
+	"1 segments_opened=0"
+GPUREC_DEBUG_STATS=1 "$GPUREC" "${GLOB[@]}" --format csv \
+	sql "SELECT count(*), sum(events), min(start_ts), count(DISTINCT host), count(sha256) FROM segments" \
+	>"$T/out" 2>"$T/err"
+eq "segments from the manifests: 15 rows, 1218 events, none opened" \
+	"$(tail -1 "$T/out" | tr -d '\r') $(grep -o 'segments_opened=[0-9]*' "$T/err")" \
+	"15,1218,$(qa "${GLOB[@]}" sql "SELECT min(ts) FROM nccl"),3,15 segments_opened=0"
+GPUREC_DEBUG_STATS=1 "$GPUREC" "${GLOB[@]}" --format csv \
+	sql "SELECT count(*), min(schema_version) FROM segments" >"$T/out" 2>"$T/err"
+eq "segments' schema_version: each segment's own metadata, all 15 opened" \
+	"$(tail -1 "$T/out" | tr -d '\r') $(grep -o 'segments_opened=[0-9]*' "$T/err")" \
+	"15,1 segments_opened=15"
+
 # --- verify and status, per host -------------------------------------------
 "$GPUREC" "${GLOB[@]}" verify >"$T/out" 2>"$T/err"; rc=$?
 eq "verify over the glob: a verdict line per host, exit 0" \
