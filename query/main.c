@@ -631,6 +631,11 @@ struct vout {
 	int nprobs;
 	struct vprob *notes;    /* path, text */
 	int nnotes;
+	struct vdir {           /* per --data directory, in order */
+		char host[sizeof(((struct gr_manifest_entry *)0)->host)];
+		int segments, problems;
+		long blocks;
+	} *dirs;
 	int oom;
 };
 
@@ -731,6 +736,20 @@ static int verify_json(struct opts *o, struct vout *v,
 		gr_json__end(&j, '{');
 	}
 	gr_json__end(&j, '[');
+	/* Like the text form's verdict lines: only over several. */
+	for (int d = 0; d < o->ndata && o->ndata > 1; d++) {
+		if (d == 0)
+			gr_json__begin(&j, "dirs", '[');
+		gr_json__begin(&j, NULL, '{');
+		gr_json__str(&j, "dir", o->data[d]);
+		gr_json__str(&j, "host", v->dirs[d].host);
+		gr_json__int(&j, "segments", v->dirs[d].segments);
+		gr_json__int(&j, "blocks", v->dirs[d].blocks);
+		gr_json__int(&j, "problems", v->dirs[d].problems);
+		gr_json__end(&j, '{');
+		if (d == o->ndata - 1)
+			gr_json__end(&j, '[');
+	}
 	gr_json__int(&j, "manifest_lines", r->lines);
 	gr_json__int(&j, "sealed_lines", r->lines_tagged);
 	if (r->vkey)
@@ -772,10 +791,8 @@ static void vout_free(struct vout *v)
 	free(v->segs);
 	free(v->probs);
 	free(v->notes);
+	free(v->dirs);
 }
-
-/* A host name as a manifest's seal line holds it. */
-typedef char cat_host_t[sizeof(((struct gr_manifest_entry *)0)->host)];
 
 static int cmd_verify(struct opts *o)
 {
@@ -804,9 +821,7 @@ static int cmd_verify(struct opts *o)
 	/* Over several directories (a fleet's copies, one per host) each
 	 * gets its own verdict line, naming its host, so that one bad copy
 	 * among hundreds is found without reading every FAIL line. */
-	char (*hosts)[sizeof(cat_host_t)] = calloc((size_t)o->ndata,
-						   sizeof(*hosts));
-	if (!hosts)
+	if (!(v.dirs = calloc((size_t)o->ndata, sizeof(*v.dirs))))
 		return gr_cli__error(stderr, EXIT_INTERNAL, "out of memory");
 	for (int d = 0; d < o->ndata; d++) {
 		struct gr_catalog cat;
@@ -814,7 +829,7 @@ static int cmd_verify(struct opts *o)
 		if (gr_catalog__open(&cat, &o->data[d], 1, &err))
 			die_user("%s", err);
 		const struct gr_manifest *m = &cat.manifests[0];
-		snprintf(hosts[d], sizeof(hosts[d]), "%s",
+		snprintf(v.dirs[d].host, sizeof(v.dirs[d].host), "%s",
 			 m->n ? m->e[m->n - 1].host : "?");
 		/* A recorder stopped before its first event leaves a manifest
 		 * (its start and stop lines) and no segment: still a chain
@@ -842,16 +857,18 @@ static int cmd_verify(struct opts *o)
 		if (n < 0)
 			die_user("cannot read data directory %s: %s", o->data[d],
 				 strerror(-n));
+		v.dirs[d].segments = r.segments - segs0;
+		v.dirs[d].blocks = r.blocks - blocks0;
+		v.dirs[d].problems = n;
 		if (o->ndata > 1 && !v.json)
 			printf("%s %s (host %s): %d segment%s, %ld block%s, "
 			       "%d problem%s\n", n ? "FAIL" : "ok  ",
-			       o->data[d], hosts[d], r.segments - segs0,
-			       r.segments - segs0 == 1 ? "" : "s",
-			       r.blocks - blocks0,
-			       r.blocks - blocks0 == 1 ? "" : "s", n,
+			       o->data[d], v.dirs[d].host, v.dirs[d].segments,
+			       v.dirs[d].segments == 1 ? "" : "s",
+			       v.dirs[d].blocks,
+			       v.dirs[d].blocks == 1 ? "" : "s", n,
 			       n == 1 ? "" : "s");
 	}
-	free(hosts);
 	int rc = 0;
 	if (v.json)
 		rc = verify_json(o, &v, &r);

@@ -163,6 +163,13 @@ eq "verify: the finding names the segment" \
 eq "verify --format json over the glob: 3 directories, 15 segments" \
 	"$("$GPUREC" "${GLOB[@]}" --format json verify | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["ok"], d["dirs_checked"], d["segments_checked"], d["blocks_checked"])')" \
 	"True 3 15 15"
+"$GPUREC" "${GLOB[@]}" --data "$T/node1-copy" --format jsonl verify >"$T/out" 2>"$T/err"; rc=$?
+eq "verify --format jsonl: dirs, a verdict per directory naming its host" \
+	"$rc $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s:%s:%d:%d:%d" % (x["dir"].split("/")[-1], x["host"], x["segments"], x["blocks"], x["problems"]) for x in d["dirs"]))' "$T/out")" \
+	"1 node0:node0:5:5:0 node1:node1:5:5:0 node2:node2:5:5:0 node1-copy:node1:5:5:1"
+eq "verify --format jsonl of one directory: no dirs key, as before" \
+	"$("$GPUREC" --data "$F/node0" --format jsonl verify | python3 -c 'import json,sys; print("dirs" in json.load(sys.stdin))')" \
+	"False"
 eq "status over the glob: each host's directory and segments, then the total" \
 	"$("$GPUREC" "${GLOB[@]}" status | grep -E '^(data|host|segments|total) ' | tr -s ' ' | tr '\n' '|')" \
 	"data $F/node0|host node0|segments 5: 5 sealed, 0 open|data $F/node1|host node1|segments 5: 5 sealed, 0 open|data $F/node2|host node2|segments 5: 5 sealed, 0 open|total 3 directories: 15 segments, 1218 events, 0 dropped, 540.0 KiB in segments|"
