@@ -22,6 +22,12 @@
 #                                  43 first
 #   fanin.window_1m_8hosts_s       nccl-skew over one minute of 8 hosts
 #   fanin.window_segments_opened   segments that minute opened (of 56)
+#   fanin.hosts1000_window_check_s a windowed query's start over 1,000
+#                                  small hosts (5,000 segments, made once
+#                                  into BUILD/bench-fanin-1000, 180 MB):
+#                                  the window checked against every
+#                                  segment's span; with FANIN_BEFORE=BIN
+#                                  also ..._before_s, the same by BIN
 # Each figure is the best of 3 runs.
 set -euo pipefail
 B=${1:-build}
@@ -95,3 +101,25 @@ echo "fanin.window_1m_8hosts_s $ww s"
 GPUREC_DEBUG_STATS=1 $G --data "$D/*" "${W[@]}" report nccl-skew \
 	2>"$D/.stats" >/dev/null
 echo "fanin.window_segments_opened $(grep -o 'segments_opened=[0-9]*' "$D/.stats" | cut -d= -f2) segments"
+
+# A thousand hosts: the cost of a windowed query before it reads a row.
+K=$B/bench-fanin-1000
+STAMPK="v1 hosts=1000 ranks=6 iters=20 rotate=100"
+if [ "$(cat "$K/.stamp" 2>/dev/null)" != "$STAMPK" ]; then
+	rm -rf "$K"
+	mkdir -p "$K"
+	echo "# generating $K (once): $STAMPK" >&2
+	"$B/gpurec-synth" --data "$K/h0000" --host h0000 --table nccl \
+		--start 2026-11-01T00:00:00Z --nccl-ranks 6 \
+		--nccl-host-ranks 0-1 --nccl-iters 20 --rotate-every 100 \
+		>/dev/null 2>"$K/.synth.log"
+	for i in $(seq -w 1 999); do cp -a "$K/h0000" "$K/h0$i"; done
+	echo "$STAMPK" >"$K/.stamp"
+fi
+KW=(--since 2026-11-02T00:00:00Z sql 'SELECT 1')
+best3 wk ck $G --data "$K/*" "${KW[@]}"
+echo "fanin.hosts1000_window_check_s $wk s"
+if [ -n "${FANIN_BEFORE:-}" ]; then
+	best3 wk ck "$FANIN_BEFORE" --format csv --data "$K/*" "${KW[@]}"
+	echo "fanin.hosts1000_window_check_before_s $wk s"
+fi
