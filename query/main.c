@@ -1588,31 +1588,38 @@ static const char *pager_command(void)
 	return cmd;
 }
 
+/* Appends p to the array *v of *n names (room for *cap), growing it. */
+static void push_name(char ***v, int *n, int *cap, char *p)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		if (!(*v = reallocarray(*v, (size_t)*cap, sizeof(**v))))
+			die_internal("out of memory");
+	}
+	(*v)[(*n)++] = p;
+}
+
 /* Expands each --data that holds a glob character (* ? [) into the
- * directories it matches, sorted, in place of the pattern: gpurec does it
- * itself so that a quoted pattern such as '/srv/gpurec/HOST*' works, past the shell's
- * argument limit, for thousands of hosts.  A pattern that matches no
- * directory is a user error: silently reading nothing for a mistyped
- * fleet path would answer an empty report as if all were well.  A name
- * without glob characters is kept as given (a missing directory is the
- * catalog's error, which names it). */
+ * directories it matches, sorted, in place of the pattern.  gpurec does it
+ * itself so that a quoted '/srv/gpurec/node*' works past the shell's argument
+ * limit, for thousands of hosts.  A pattern that matches no directory is a
+ * user error: reading nothing for a mistyped fleet path would answer an
+ * empty report as if all were well.  A name without glob characters is
+ * kept as given (a missing directory is the catalog's error, which names
+ * it). */
 static void expand_data(struct opts *o)
 {
 	char **out = NULL;
-	int n = 0, cap = 0;
+	int n = 0, cap = 0, owned_cap = 0;
 
 	for (int d = 0; d < o->ndata; d++) {
 		const char *arg = o->data[d];
-		glob_t g;
 		size_t kept = 0;
+		glob_t g;
 		int rc;
 
 		if (!strpbrk(arg, "*?[")) {
-			if (n == cap && !(out = reallocarray(out,
-					(size_t)(cap = cap ? cap * 2 : 16),
-					sizeof(*out))))
-				die_internal("out of memory");
-			out[n++] = (char *)arg;
+			push_name(&out, &n, &cap, (char *)arg);
 			continue;
 		}
 		rc = glob(arg, GLOB_ONLYDIR, NULL, &g);
@@ -1625,19 +1632,10 @@ static void expand_data(struct opts *o)
 			/* GLOB_ONLYDIR is only a hint to glob(3) */
 			if (stat(g.gl_pathv[i], &sb) || !S_ISDIR(sb.st_mode))
 				continue;
-			if (n == cap && !(out = reallocarray(out,
-					(size_t)(cap = cap ? cap * 2 : 16),
-					sizeof(*out))))
-				die_internal("out of memory");
-			if (o->ndata_owned % 64 == 0 &&
-			    !(o->data_owned = reallocarray(o->data_owned,
-					(size_t)o->ndata_owned + 64,
-					sizeof(char *))))
-				die_internal("out of memory");
 			if (!(p = strdup(g.gl_pathv[i])))
 				die_internal("out of memory");
-			o->data_owned[o->ndata_owned++] = p;
-			out[n++] = p;
+			push_name(&o->data_owned, &o->ndata_owned, &owned_cap, p);
+			push_name(&out, &n, &cap, p);
 			kept++;
 		}
 		if (rc == 0)
