@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -34,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,8 +67,10 @@
 #include "common/version.h"
 
 struct opts {
-	char **data;          /* --data, in order given */
+	char **data;          /* --data, in order given, globs expanded */
 	int ndata;
+	char **data_owned;    /* the expanded names, freed at exit */
+	int ndata_owned;
 	const char *since, *until;
 	enum gr_format format;
 	const char *format_arg; /* --format as given: export has its own */
@@ -630,6 +634,11 @@ struct vout {
 	int nprobs;
 	struct vprob *notes;    /* path, text */
 	int nnotes;
+	struct vdir {           /* per --data directory, in order */
+		char host[sizeof(((struct gr_manifest_entry *)0)->host)];
+		int segments, problems;
+		long blocks;
+	} *dirs;
 	int oom;
 };
 
@@ -730,6 +739,20 @@ static int verify_json(struct opts *o, struct vout *v,
 		gr_json__end(&j, '{');
 	}
 	gr_json__end(&j, '[');
+	/* Like the text form's verdict lines: only over several. */
+	for (int d = 0; d < o->ndata && o->ndata > 1; d++) {
+		if (d == 0)
+			gr_json__begin(&j, "dirs", '[');
+		gr_json__begin(&j, NULL, '{');
+		gr_json__str(&j, "dir", o->data[d]);
+		gr_json__str(&j, "host", v->dirs[d].host);
+		gr_json__int(&j, "segments", v->dirs[d].segments);
+		gr_json__int(&j, "blocks", v->dirs[d].blocks);
+		gr_json__int(&j, "problems", v->dirs[d].problems);
+		gr_json__end(&j, '{');
+		if (d == o->ndata - 1)
+			gr_json__end(&j, '[');
+	}
 	gr_json__int(&j, "manifest_lines", r->lines);
 	gr_json__int(&j, "sealed_lines", r->lines_tagged);
 	if (r->vkey)
@@ -771,6 +794,7 @@ static void vout_free(struct vout *v)
 	free(v->segs);
 	free(v->probs);
 	free(v->notes);
+	free(v->dirs);
 }
 
 static int cmd_verify(struct opts *o)
@@ -797,11 +821,19 @@ static int cmd_verify(struct opts *o)
 				 err ? err : "malformed");
 	}
 	int nsegs = 0;
+	/* Over several directories (a fleet's copies, one per host) each
+	 * gets its own verdict line, naming its host, so that one bad copy
+	 * among hundreds is found without reading every FAIL line. */
+	if (!(v.dirs = calloc((size_t)o->ndata, sizeof(*v.dirs))))
+		return gr_cli__error(stderr, EXIT_INTERNAL, "out of memory");
 	for (int d = 0; d < o->ndata; d++) {
 		struct gr_catalog cat;
 		char *err = NULL;
 		if (gr_catalog__open(&cat, &o->data[d], 1, &err))
 			die_user("%s", err);
+		const struct gr_manifest *m = &cat.manifests[0];
+		snprintf(v.dirs[d].host, sizeof(v.dirs[d].host), "%s",
+			 m->n ? m->e[m->n - 1].host : "?");
 		/* A recorder stopped before its first event leaves a manifest
 		 * (its start and stop lines) and no segment: still a chain
 		 * to check. */
@@ -813,6 +845,8 @@ static int cmd_verify(struct opts *o)
 				 o->data[d]);
 	}
 	for (int d = 0; d < o->ndata; d++) {
+		int segs0 = r.segments;
+		long blocks0 = r.blocks;
 		int n = gr_verify__dir(o->data[d], &r);
 		if (n == -ENOMEM || v.oom) {
 			vout_free(&v);
@@ -826,6 +860,17 @@ static int cmd_verify(struct opts *o)
 		if (n < 0)
 			die_user("cannot read data directory %s: %s", o->data[d],
 				 strerror(-n));
+		v.dirs[d].segments = r.segments - segs0;
+		v.dirs[d].blocks = r.blocks - blocks0;
+		v.dirs[d].problems = n;
+		if (o->ndata > 1 && !v.json)
+			printf("%s %s (host %s): %d segment%s, %ld block%s, "
+			       "%d problem%s\n", n ? "FAIL" : "ok  ",
+			       o->data[d], v.dirs[d].host, v.dirs[d].segments,
+			       v.dirs[d].segments == 1 ? "" : "s",
+			       v.dirs[d].blocks,
+			       v.dirs[d].blocks == 1 ? "" : "s", n,
+			       n == 1 ? "" : "s");
 	}
 	int rc = 0;
 	if (v.json)
@@ -1546,6 +1591,66 @@ static const char *pager_command(void)
 	return cmd;
 }
 
+/* Appends p to the array *v of *n names (room for *cap), growing it. */
+static void push_name(char ***v, int *n, int *cap, char *p)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		if (!(*v = reallocarray(*v, (size_t)*cap, sizeof(**v))))
+			die_internal("out of memory");
+	}
+	(*v)[(*n)++] = p;
+}
+
+/* Expands each --data that holds a glob character (* ? [) into the
+ * directories it matches, sorted, in place of the pattern.  gpurec does it
+ * itself so that a quoted '/srv/gpurec/node*' works past the shell's argument
+ * limit, for thousands of hosts.  A pattern that matches no directory is a
+ * user error: reading nothing for a mistyped fleet path would answer an
+ * empty report as if all were well.  A name without glob characters is
+ * kept as given (a missing directory is the catalog's error, which names
+ * it). */
+static void expand_data(struct opts *o)
+{
+	char **out = NULL;
+	int n = 0, cap = 0, owned_cap = 0;
+
+	for (int d = 0; d < o->ndata; d++) {
+		const char *arg = o->data[d];
+		size_t kept = 0;
+		glob_t g;
+		int rc;
+
+		if (!strpbrk(arg, "*?[")) {
+			push_name(&out, &n, &cap, (char *)arg);
+			continue;
+		}
+		rc = glob(arg, GLOB_ONLYDIR, NULL, &g);
+		if (rc && rc != GLOB_NOMATCH)
+			die_internal("--data %s: %s", arg, rc == GLOB_NOSPACE ?
+				     "out of memory" : "cannot read a directory");
+		for (size_t i = 0; rc == 0 && i < g.gl_pathc; i++) {
+			struct stat sb;
+			char *p;
+			/* GLOB_ONLYDIR is only a hint to glob(3) */
+			if (stat(g.gl_pathv[i], &sb) || !S_ISDIR(sb.st_mode))
+				continue;
+			if (!(p = strdup(g.gl_pathv[i])))
+				die_internal("out of memory");
+			push_name(&o->data_owned, &o->ndata_owned, &owned_cap, p);
+			push_name(&out, &n, &cap, p);
+			kept++;
+		}
+		if (rc == 0)
+			globfree(&g);
+		if (!kept)
+			die_user("--data %s matches no directory", arg);
+	}
+	free(o->data);
+	o->data = out;
+	o->ndata = n;
+}
+
 /* Checks the options that every command shares and applies them: the
  * query limits, the default --data, the output format (export names its
  * own formats: cmd_export checks them). */
@@ -1564,6 +1669,7 @@ static void settle_options(struct opts *o, int exporting)
 	gr_limits__start(o->timeout_ns, o->timeout, o->max_memory_bytes);
 	if (!o->ndata)
 		o->data[o->ndata++] = DEFAULT_DATA;
+	expand_data(o);
 	if (o->format_set && !exporting &&
 	    gr_format__parse(o->format_arg, &o->format))
 		die_user("bad --format '%s': expected table, csv, tsv, json, "
@@ -1628,6 +1734,9 @@ static void check_applies(const struct opts *o, const char *name)
 
 static void opts_free(struct opts *o)
 {
+	for (int i = 0; i < o->ndata_owned; i++)
+		free(o->data_owned[i]);
+	free(o->data_owned);
 	free(o->data);
 	free(o->params);
 	free(o->cmdline);

@@ -1,6 +1,12 @@
 /* vt_segments.c - the `segments` table: one row per segment file of the
  * catalog, from the manifest where it knows the answer (unopened), else
  * from the segment's metadata, or for the open segment from its blocks.
+ *
+ * A sealed segment is opened only when the statement uses a column its
+ * manifest line lacks (schema_version, prev_sha256 as the file has it):
+ * the span checks of every windowed query (query/filters.c) read the
+ * table, and over a fleet's thousands of segments opening each one cost
+ * seconds before the query began.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +17,10 @@ struct segcur {
 	sqlite3_vtab_cursor base;
 	struct gr_qctx *q;
 	int i;
-	struct gr_segment *seg; /* metadata of row i, NULL if unreadable */
+	struct gr_segment *seg; /* metadata of row i, NULL if unreadable or
+				 * not opened */
+	int open_sealed;        /* the statement needs a sealed segment's own
+				 * metadata (xBestIndex's idxNum) */
 };
 
 struct segvtab {
@@ -47,6 +56,9 @@ static int sv_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 {
 	(void)v;
 	ii->estimatedCost = 1000;
+	ii->idxNum = (ii->colUsed &
+		      ((1ULL << GR_segments_schema_version) |
+		       (1ULL << GR_segments_prev_sha256))) != 0;
 	return SQLITE_OK;
 }
 
@@ -71,10 +83,14 @@ static void sv_load(struct segcur *c)
 		if (c->q->host && cs->sealed &&
 		    strcmp(cs->m->host, c->q->host) != 0)
 			continue;
+		if (cs->sealed && !c->open_sealed)
+			break;
 		if (gr_segment__open(cs->path, cs->sealed, &c->seg, &err)) {
 			gr_vtab__warn(c->q, c->i, "%s: %s", cs->path, err);
 			free(err);
 			err = NULL;
+		} else {
+			c->q->segments_opened++;
 		}
 		if (c->q->host && c->seg &&
 		    strcmp(gr_segment__info(c->seg)->host, c->q->host)) {
@@ -90,7 +106,8 @@ static int sv_filter(sqlite3_vtab_cursor *cur, int n, const char *s, int argc,
 		     sqlite3_value **argv)
 {
 	struct segcur *c = (struct segcur *)cur;
-	(void)n, (void)s, (void)argc, (void)argv;
+	(void)s, (void)argc, (void)argv;
+	c->open_sealed = n;
 	c->i = 0;
 	sv_load(c);
 	return SQLITE_OK;

@@ -45,4 +45,7 @@ FROM r LEFT JOIN p USING (comm_id)
        LEFT JOIN it ON it.comm_id = r.comm_id AND it.host = r.host
                     AND it.pid = r.pid
        LEFT JOIN t ON t.host = r.host AND t.pid = r.pid
-ORDER BY behind DESC, 60e9 / it.ns, nccl_pct, r.host, r.rank
+-- Pace to 0.1 iterations a minute: the ranks of one synchronous job differ
+-- by less (their arrivals' jitter), and only nccl_pct then names the rank
+-- the others wait for.
+ORDER BY behind DESC, round(60e9 / it.ns, 1), nccl_pct, r.host, r.rank
