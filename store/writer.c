@@ -1875,6 +1875,20 @@ static int recover_one(struct gr_writer *w, const char *name)
 		     PRId64, name, q, w->seq);
 	wlog(w, "recovery: sealing %s left open by an earlier run (%" PRIu64
 		" events)", name, w->seg_events);
+	/* The seal adds the whole-segment summary rows, rolled up from the
+	 * minute rows the dead writer committed: load those, and the
+	 * statement that inserts rows (a first try that a full disk
+	 * stopped reloads them too, and must find it on the next). */
+	sum_reload(w);
+	if (sqlite3_prepare_v3(w->db, gr_sum_insert_sql, -1,
+			       SQLITE_PREPARE_PERSISTENT, &w->ins_sum,
+			       NULL) != SQLITE_OK) {
+		err = sql_err(w->db);
+		wlog(w, "recovery: %s: %s; %s", w->seg_path,
+		     sqlite3_errmsg(w->db), is_full(err) ?
+		     "trying again later" : "left as is, outside the chain");
+		goto close;
+	}
 	if (!(err = segment_seal(w)))
 		goto out;
 	wlog(w, "recovery: %s stays unsealed (%s): sealed at the next try",
