@@ -740,18 +740,18 @@ static int verify_json(struct opts *o, struct vout *v,
 	}
 	gr_json__end(&j, '[');
 	/* Like the text form's verdict lines: only over several. */
-	for (int d = 0; d < o->ndata && o->ndata > 1; d++) {
-		if (d == 0)
-			gr_json__begin(&j, "dirs", '[');
-		gr_json__begin(&j, NULL, '{');
-		gr_json__str(&j, "dir", o->data[d]);
-		gr_json__str(&j, "host", v->dirs[d].host);
-		gr_json__int(&j, "segments", v->dirs[d].segments);
-		gr_json__int(&j, "blocks", v->dirs[d].blocks);
-		gr_json__int(&j, "problems", v->dirs[d].problems);
-		gr_json__end(&j, '{');
-		if (d == o->ndata - 1)
-			gr_json__end(&j, '[');
+	if (o->ndata > 1) {
+		gr_json__begin(&j, "dirs", '[');
+		for (int d = 0; d < o->ndata; d++) {
+			gr_json__begin(&j, NULL, '{');
+			gr_json__str(&j, "dir", o->data[d]);
+			gr_json__str(&j, "host", v->dirs[d].host);
+			gr_json__int(&j, "segments", v->dirs[d].segments);
+			gr_json__int(&j, "blocks", v->dirs[d].blocks);
+			gr_json__int(&j, "problems", v->dirs[d].problems);
+			gr_json__end(&j, '{');
+		}
+		gr_json__end(&j, '[');
 	}
 	gr_json__int(&j, "manifest_lines", r->lines);
 	gr_json__int(&j, "sealed_lines", r->lines_tagged);

@@ -167,6 +167,19 @@ static int st_close(sqlite3_vtab_cursor *cur)
 
 /* Summarizes table t's raw events of the open segment with ts in [a, b]
  * into the accumulator.  Returns 0 or -ENOMEM; unreadable blocks warn. */
+/* The bits of tab's columns named in names (those it has). */
+static uint64_t cols_mask(const struct gr_table *tab,
+			  const char *const *names, size_t n)
+{
+	uint64_t mask = 0;
+	for (size_t k = 0; k < n; k++) {
+		int col = gr_table__col(tab, names[k]);
+		if (col >= 0)
+			mask |= 1ull << col;
+	}
+	return mask;
+}
+
 static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 {
 	struct gr_qctx *q = c->vt->q;
@@ -181,14 +194,10 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	 * blocks decode it. */
 	static const char *const need_offcpu[] = { "tid", "state", "stack",
 						   "comm" };
-	uint64_t mask = 0;
-	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
-		int col = gr_table__col(tab, need[k]);
-		if (col >= 0)
-			mask |= 1ull << col;
-	}
-	for (size_t k = 0; t == GR_T_offcpu && k < 4; k++)
-		mask |= 1ull << gr_table__col(tab, need_offcpu[k]);
+	uint64_t mask = cols_mask(tab, need, sizeof(need) / sizeof(need[0]));
+	if (t == GR_T_offcpu)
+		mask |= cols_mask(tab, need_offcpu, sizeof(need_offcpu) /
+						    sizeof(need_offcpu[0]));
 	char *err = NULL;
 	if (gr_scan__start(c->scan, c->seg, t, a, b, mask, &err)) {
 		gr_vtab__warn(q, c->si, "%s: %s", path,
