@@ -11,11 +11,12 @@
 #                               (cut mid-minute at both ends)
 #   reports.<name>_10m_s        ... and from summaries over that window
 #   reports.summary_equals_raw  1 if both forms printed identical output
-#   reports.<gpu report>_24h_s  gpu-health, xid and gpu-util over 24 hours
-#                               of 8 GPUs sampled every second and their 8
-#                               processes' launches (BUILD/bench-24h-gpu:
-#                               1,000 launches/s, one rank a GPU; about a
-#                               minute to make, 630 MiB)
+#   reports.<gpu report>_24h_s  gpu-health, xid, gpu-util and nccl-sum
+#                               over 24 hours of 8 GPUs sampled every second,
+#                               their 8 processes' launches and an 8-rank
+#                               NCCL job's 6.9M calls (BUILD/bench-24h-gpu:
+#                               1,000 launches/s, one rank a GPU; about 80 s
+#                               to make, 720 MiB)
 # Timings from summaries are the best of 3 runs; raw ones, of 1; the gpu
 # reports', the median of 3 after a warm-up run.
 set -euo pipefail
@@ -68,13 +69,14 @@ echo "reports.events_24h $($G sql 'SELECT sum(events) FROM segments' | tail -1) 
 
 # The gpu family's reports (issue 18) over their own day.
 DG=$B/bench-24h-gpu
-STAMPG="v1 events=86400000 rate=1000 procs=8 gpus=8 memcpy=100 seed=1"
+STAMPG="v2 events=86400000 rate=1000 procs=8 gpus=8 memcpy=100 nccl=86400x1000ms seed=1"
 if [ "$(cat "$DG/.stamp" 2>/dev/null)" != "$STAMPG" ]; then
 	chattr -R -i "$DG" 2>/dev/null || true
 	rm -rf "$DG"
 	echo "# generating $DG (once): $STAMPG" >&2
 	"$B/gpurec-synth" --data "$DG" --events 86400000 --rate 1000 \
 		--procs 8 --memcpy-every 100 --table cuda_kernel --table gpu \
+		--table nccl --nccl-iters 86400 --nccl-step-ms 1000 \
 		--gpus 8 --flush-every 300000 --rotate-every 3600000 \
 		--segment-size 2G --start 2026-11-01T00:00:00Z >/dev/null
 	echo "$STAMPG" >"$DG/.stamp"
@@ -89,6 +91,6 @@ median() { # median of 3 wall times of "$@" after a warm-up run, seconds
 		echo $(( t1 - t0 ))
 	done | sort -n | awk 'NR == 2 { printf "%.3f", $1 / 1e9 }'
 }
-for r in gpu-health xid gpu-util; do
+for r in gpu-health xid gpu-util nccl-sum; do
 	echo "reports.${r//-/_}_24h_s $(median "$B/gpurec" --data "$DG" --format csv report "$r") s"
 done

@@ -1,5 +1,5 @@
 /* sumtab.c - the summary tables (sum_api, sum_kernel, sum_memcpy,
- * sum_offcpu) as SQLite
+ * sum_offcpu, sum_nccl) as SQLite
  * virtual tables: the rows store/summary.h keeps in each segment, exact
  * for any window.
  *
@@ -11,6 +11,10 @@
  *     from the raw blocks, with the same accumulator the writer used;
  *   - a segment with no summary table (none today; a copy made by another
  *     tool) is summarized from its raw blocks.
+ * A text key compared with = or IN (`kernel IN (SELECT ...)`) is looked up
+ * in each segment's dictionary and only stored rows with those ids are
+ * read: a report that wants a few kernels per minute reads a few rows of
+ * a day's millions.  SQLite checks every constraint again.
  * So sums, counts, minima and maxima equal those of the raw events over the
  * same window; only the rows are coarser.  A segment's summaries and blocks
  * are read inside one read transaction, so an open segment being written
@@ -48,13 +52,20 @@ struct scur {
 	struct gr_buf blob;
 	struct gr_scan *scan;       /* reads raw events */
 	int eof;
+	/* Text key filter (= or IN on a STR key column): key index, or -1;
+	 * the texts, and their ids in the open segment. */
+	int kf_key;
+	int kf_n;
+	char **kf_vals;
+	int64_t *kf_ids;
 };
 
 static int kind_of(int t)
 {
 	return t == GR_T_sum_api ? GR_SUM_API :
 	       t == GR_T_sum_kernel ? GR_SUM_KERNEL :
-	       t == GR_T_sum_offcpu ? GR_SUM_OFFCPU : GR_SUM_MEMCPY;
+	       t == GR_T_sum_offcpu ? GR_SUM_OFFCPU :
+	       t == GR_T_sum_nccl ? GR_SUM_NCCL : GR_SUM_MEMCPY;
 }
 
 static int st_connect(sqlite3 *db, void *aux, int argc,
@@ -89,12 +100,13 @@ static int st_disconnect(sqlite3_vtab *v)
 }
 
 /* idxStr: "m" if minute is read, then ";op" per argument: ts bounds
- * (">", "g" >=, "<", "l" <=, "=") and "p" (pid =). */
+ * (">", "g" >=, "<", "l" <=, "=") and "p" (pid =); "k" a text key equal to
+ * one value, "K" in a list (sqlite3_vtab_in), the key's index in idxNum. */
 static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 {
 	struct svtab *vt = (struct svtab *)v;
 	sqlite3_str *s = sqlite3_str_new(NULL);
-	int argi = 0;
+	int argi = 0, keyed = 0;
 	sqlite3_str_appendf(s, "%s", ii->colUsed >> vt->col_minute & 1 ?
 				     "m" : "-");
 	for (int i = 0; i < ii->nConstraint; i++) {
@@ -113,6 +125,16 @@ static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 		} else if (c->iColumn == vt->col_pid &&
 			   c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
 			op = 'p';
+		} else if (c->op == SQLITE_INDEX_CONSTRAINT_EQ && !keyed &&
+			   c->iColumn >= 0 &&
+			   gr_tables[vt->t].cols[c->iColumn].type == GR_STR &&
+			   gr_tables[vt->t].cols[c->iColumn].sum >= GR_SS_K0 &&
+			   gr_tables[vt->t].cols[c->iColumn].sum <= GR_SS_K6) {
+			/* All of an IN list in one xFilter call. */
+			op = sqlite3_vtab_in(ii, i, 1) ? 'K' : 'k';
+			keyed = 1;
+			ii->idxNum = gr_tables[vt->t].cols[c->iColumn].sum -
+				     GR_SS_K0;
 		}
 		if (!op)
 			continue;
@@ -136,6 +158,7 @@ static int st_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 	if (!c)
 		return SQLITE_NOMEM;
 	c->vt = (struct svtab *)v;
+	c->kf_key = -1;
 	if (!(c->acc = gr_sum__new()) || !(c->scan = gr_scan__new())) {
 		gr_sum__free(c->acc);
 		free(c);
@@ -154,10 +177,44 @@ static void close_segment(struct scur *c)
 	c->seg = NULL;
 }
 
+static void kf_clear(struct scur *c)
+{
+	for (int i = 0; i < c->kf_n; i++)
+		free(c->kf_vals[i]);
+	free(c->kf_vals);
+	free(c->kf_ids);
+	c->kf_vals = NULL;
+	c->kf_ids = NULL;
+	c->kf_n = 0;
+	c->kf_key = -1;
+}
+
+/* Adds a text value to the key filter; other types are left to SQLite's
+ * own check (no filter), so a filter is kept only if every value is text. */
+static int kf_add(struct scur *c, sqlite3_value *v, int *untyped)
+{
+	if (sqlite3_value_type(v) != SQLITE_TEXT) {
+		/* NULL matches nothing under = and IN: no need to keep it. */
+		if (sqlite3_value_type(v) != SQLITE_NULL)
+			*untyped = 1;
+		return 0;
+	}
+	char **vals = realloc(c->kf_vals, (size_t)(c->kf_n + 1) *
+				  sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	c->kf_vals = vals;
+	if (!(vals[c->kf_n] = strdup((const char *)sqlite3_value_text(v))))
+		return -ENOMEM;
+	c->kf_n++;
+	return 0;
+}
+
 static int st_close(sqlite3_vtab_cursor *cur)
 {
 	struct scur *c = (struct scur *)cur;
 	close_segment(c);
+	kf_clear(c);
 	gr_sum__free(c->acc);
 	gr_scan__free(c->scan);
 	gr_buf__free(&c->blob);
@@ -195,9 +252,14 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	static const char *const need_offcpu[] = { "tid", "state", "stack",
 						   "comm" };
 	uint64_t mask = cols_mask(tab, need, sizeof(need) / sizeof(need[0]));
+	static const char *const need_nccl[] = { "comm_id", "rank", "op",
+						 "nranks" };
 	if (t == GR_T_offcpu)
 		mask |= cols_mask(tab, need_offcpu, sizeof(need_offcpu) /
 						    sizeof(need_offcpu[0]));
+	if (t == GR_T_nccl)
+		mask |= cols_mask(tab, need_nccl, sizeof(need_nccl) /
+						  sizeof(need_nccl[0]));
 	char *err = NULL;
 	if (gr_scan__start(c->scan, c->seg, t, a, b, mask, &err)) {
 		gr_vtab__warn(q, c->si, "%s: %s", path,
@@ -255,6 +317,8 @@ static int add_raw_kind(struct scur *c, int64_t a, int64_t b)
 		return add_raw(c, GR_T_cuda_memcpy, a, b);
 	if (c->vt->kind == GR_SUM_OFFCPU)
 		return add_raw(c, GR_T_offcpu, a, b);
+	if (c->vt->kind == GR_SUM_NCCL)
+		return add_raw(c, GR_T_nccl, a, b);
 	for (int t = 0; t < GR_NTABLES; t++) {
 		int second, rc;
 		if (gr_sum_kinds(t, &second) && (rc = add_raw(c, t, a, b)))
@@ -269,9 +333,26 @@ static int add_stored(struct scur *c, int64_t m0, int64_t m1)
 {
 	const char *path = gr_segment__info(c->seg)->path;
 	char *err = NULL;
-	int malformed;
-	int rc = gr_sum__load(c->acc, c->seg, c->vt->kind, m0, m1,
-			      c->has_pid ? &c->pid : NULL, &malformed, &err);
+	int malformed, nids = 0;
+	if (c->kf_key >= 0) {
+		/* The filter's texts as this segment's ids: none there, no
+		 * stored row can match. */
+		const struct gr_dict *d = gr_segment__dict(c->seg);
+		for (int i = 0; d && i < c->kf_n; i++) {
+			size_t len = strlen(c->kf_vals[i]);
+			for (uint32_t id = 1; id <= d->n; id++)
+				if (d->s[id] && d->len[id] == len &&
+				    !memcmp(d->s[id], c->kf_vals[i], len)) {
+					c->kf_ids[nids++] = id;
+					break;
+				}
+		}
+		if (!nids)
+			return 0;
+	}
+	int rc = gr_sum__load_keyed(c->acc, c->seg, c->vt->kind, m0, m1,
+				    c->has_pid ? &c->pid : NULL, c->kf_key,
+				    c->kf_ids, nids, &malformed, &err);
 	if (rc == -EIO) {
 		gr_vtab__warn(c->vt->q, c->si, "%s: summaries: %s", path,
 			      err ? err : "?");
@@ -403,7 +484,6 @@ static int st_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 {
 	struct scur *c = (struct scur *)cur;
 	struct gr_qctx *q = c->vt->q;
-	(void)idxNum;
 	close_segment(c);
 	c->si = -1;
 	c->eof = 0;
@@ -413,9 +493,39 @@ static int st_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	c->has_pid = q->has_pid;
 	c->pid = q->pid;
 	c->want_minute = idxStr[0] == 'm';
+	kf_clear(c);
 	for (int i = 0; i < argc && idxStr[1 + i]; i++) {
 		sqlite3_value *v = argv[i];
 		char op = idxStr[1 + i];
+		if (op == 'k' || op == 'K') {
+			int untyped = 0, rc = 0;
+			if (op == 'k') {
+				rc = kf_add(c, v, &untyped);
+			} else {
+				sqlite3_value *x;
+				int r = sqlite3_vtab_in_first(v, &x);
+				for (; !rc && r == SQLITE_OK && x;
+				     r = sqlite3_vtab_in_next(v, &x))
+					rc = kf_add(c, x, &untyped);
+				if (r != SQLITE_OK && r != SQLITE_DONE)
+					untyped = 1;
+			}
+			if (rc)
+				return SQLITE_NOMEM;
+			if (untyped) {
+				kf_clear(c);
+				continue;
+			}
+			if (!c->kf_n) { /* = NULL, IN () */
+				c->eof = 1;
+				return SQLITE_OK;
+			}
+			c->kf_key = idxNum;
+			if (!(c->kf_ids = malloc((size_t)c->kf_n *
+						 sizeof(*c->kf_ids))))
+				return SQLITE_NOMEM;
+			continue;
+		}
 		if (sqlite3_value_type(v) != SQLITE_INTEGER) {
 			/* A REAL or TEXT bound: let SQLite decide, but an
 			 * exact NULL matches nothing. */

@@ -304,6 +304,7 @@ struct cols {
 	int ok;
 	int ts, pid, dur, api, ret, kernel, dims[6], kind, async, bytes;
 	int tid, state, stack, comm;
+	int comm_id, rank, op, nranks;
 };
 
 static const struct cols *cols_of(int t)
@@ -329,6 +330,10 @@ static const struct cols *cols_of(int t)
 		x->state = gr_table__col(tab, "state");
 		x->stack = gr_table__col(tab, "stack");
 		x->comm = gr_table__col(tab, "comm");
+		x->comm_id = gr_table__col(tab, "comm_id");
+		x->rank = gr_table__col(tab, "rank");
+		x->op = gr_table__col(tab, "op");
+		x->nranks = gr_table__col(tab, "nranks");
 		x->ok = 1;
 	}
 	return x;
@@ -338,7 +343,8 @@ int gr_sum_kinds(int t, int *second)
 {
 	*second = t == GR_T_cuda_kernel ? GR_SUM_KERNEL :
 		  t == GR_T_cuda_memcpy ? GR_SUM_MEMCPY :
-		  t == GR_T_offcpu ? GR_SUM_OFFCPU : 0;
+		  t == GR_T_offcpu ? GR_SUM_OFFCPU :
+		  t == GR_T_nccl ? GR_SUM_NCCL : 0;
 	return (gr_tables[t].flags & GR_TF_CUDA_CALL) ? GR_SUM_API : 0;
 }
 
@@ -562,6 +568,15 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		kc[nkeys++] = c->state;
 		kc[nkeys++] = c->stack;
 		kc[nkeys++] = c->comm;
+	} else if (second == GR_SUM_NCCL) {
+		/* The call's bytes are a key: a job repeats a few sizes per
+		 * op (its gradient buckets), and nccl-sum's size buckets and
+		 * bus factors come from them exactly. */
+		kc[nkeys++] = c->comm_id;
+		kc[nkeys++] = c->rank;
+		kc[nkeys++] = c->op;
+		kc[nkeys++] = c->nranks;
+		kc[nkeys++] = c->bytes;
 	}
 	int fast = plain(r, c->ret, 1) && plain(r, c->bytes, 1) &&
 		   plain(r, c->pid, 0) && plain(r, c->dur, 0) &&
@@ -802,14 +817,39 @@ int gr_sum__load(struct gr_sum *s, struct gr_segment *seg, int kind,
 		 int64_t m0, int64_t m1, const int64_t *pid, int *malformed,
 		 char **err)
 {
+	return gr_sum__load_keyed(s, seg, kind, m0, m1, pid, -1, NULL, 0,
+				  malformed, err);
+}
+
+int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
+		       int64_t m0, int64_t m1, const int64_t *pid, int key,
+		       const int64_t *ids, int nids, int *malformed,
+		       char **err)
+{
 	sqlite3_stmt *st;
-	const char *sql = pid ?
-		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
-		"AND ?3 AND pid = ?4" :
-		"SELECT * FROM summary WHERE kind = ?1 AND minute BETWEEN ?2 "
-		"AND ?3";
+	/* The key test goes into the statement: SQLite then decodes a row
+	 * that fails it only up to the key, while a row it returns is
+	 * decoded whole (SELECT *), which is most of what a row costs. */
+	sqlite3_str *q = sqlite3_str_new(NULL);
+	sqlite3_str_appendall(q, "SELECT * FROM summary WHERE kind = ?1 AND "
+			      "minute BETWEEN ?2 AND ?3");
+	if (pid)
+		sqlite3_str_appendall(q, " AND pid = ?4");
+	if (key >= 0 && key < GR_SUM_NKEYS) {
+		sqlite3_str_appendf(q, " AND knull >> %d & 1 = 0 AND k%d IN (",
+				    key, key);
+		for (int i = 0; i < nids; i++)
+			sqlite3_str_appendf(q, "%s%lld", i ? "," : "",
+					    (long long)ids[i]);
+		sqlite3_str_appendall(q, ")");
+	}
+	char *sql = sqlite3_str_finish(q);
 	*malformed = 0;
-	if (sqlite3_prepare_v2(seg->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if (!sql)
+		return -ENOMEM;
+	int prc = sqlite3_prepare_v2(seg->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (prc != SQLITE_OK) {
 		*err = strdup(sqlite3_errmsg(seg->db));
 		return -EIO;
 	}

@@ -2,13 +2,16 @@
  * kept in each segment beside the raw blocks, so that reports over days of
  * data read thousands of rows instead of decoding billions of events.
  *
- * Four kinds, each a GR_TF_SUMMARY table of schema/tables.def:
+ * Five kinds, each a GR_TF_SUMMARY table of schema/tables.def:
  *   sum_api     every CUDA call (all cuda_* tables) by process and API;
  *   sum_kernel  launches by process, kernel name and grid/block shape;
  *   sum_memcpy  copies by process, direction and sync/async;
  *   sum_offcpu  off-CPU intervals by process, thread, state, stack and
  *               thread name (offcpu-top reads these instead of every
- *               interval).
+ *               interval);
+ *   sum_nccl    NCCL calls by process, communicator, rank, op,
+ *               communicator size and bytes per call (nccl-sum and
+ *               gpu-util read these; kind 5 is taken by launch slots).
  * Each row holds a count, the duration total/min/max and sum of squares,
  * bytes, errors, the first and last event time, and for sum_api and
  * sum_memcpy a histogram of
@@ -38,7 +41,7 @@
 
 enum gr_sum_kind {
 	GR_SUM_API = 1, GR_SUM_KERNEL = 2, GR_SUM_MEMCPY = 3,
-	GR_SUM_OFFCPU = 4,
+	GR_SUM_OFFCPU = 4, GR_SUM_NCCL = 6,
 };
 
 /* Kinds with no histogram: their rows' hist is NULL. */
@@ -158,7 +161,7 @@ int gr_sum__put_row(struct gr_sum *s, struct sqlite3_stmt *st);
 #define GR_SUM_META_KINDS "summary_kinds"
 #define GR_SUM_WRITTEN_KINDS                                                \
 	(1u << GR_SUM_API | 1u << GR_SUM_KERNEL | 1u << GR_SUM_MEMCPY |     \
-	 1u << GR_SUM_OFFCPU)
+	 1u << GR_SUM_OFFCPU | 1u << GR_SUM_NCCL)
 
 struct gr_segment;
 /* Whether segment seg keeps summary rows of kind with every column (a
@@ -173,6 +176,13 @@ int gr_sum__stored(struct gr_segment *seg, int kind);
 int gr_sum__load(struct gr_sum *s, struct gr_segment *seg, int kind,
 		 int64_t m0, int64_t m1, const int64_t *pid, int *malformed,
 		 char **err);
+
+/* gr_sum__load, keeping only rows whose key k[key] is one of ids[0..nids)
+ * (not NULL); key < 0 keeps every row. */
+int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
+		       int64_t m0, int64_t m1, const int64_t *pid, int key,
+		       const int64_t *ids, int nids, int *malformed,
+		       char **err);
 
 /* Binds e to the insert statement (hist encoded into scratch). */
 int gr_sum__bind(struct sqlite3_stmt *st, const struct gr_sum_ent *e,

@@ -35,7 +35,8 @@ WITH u AS (
     GROUP BY p.host, p.pci, kt.kernel)
   WHERE r = 1
 ), mk AS (
-  -- Per minute, the main kernels' launches only.
+  -- Per minute, the main kernels' launches only (sum_kernel reads just
+  -- their rows: the IN goes down to each segment's summary table).
   SELECT host, pid, minute, kernel, sum(launches) AS n
   FROM sum_kernel WHERE kernel IN (SELECT kernel FROM main)
   GROUP BY host, pid, minute, kernel
@@ -52,9 +53,8 @@ WITH u AS (
   SELECT host, pid, minute, sum(bytes) AS bytes
   FROM sum_memcpy GROUP BY host, pid, minute
 ), nc AS (
-  SELECT host, pid, ts / 60000000000 * 60000000000 AS minute,
-         sum(dur) AS nccl_ns
-  FROM nccl GROUP BY host, pid, minute
+  SELECT host, pid, minute, sum(dur_total) AS nccl_ns
+  FROM sum_nccl GROUP BY host, pid, minute
 ), w AS (
   SELECT o.host, o.pci, o.minute, count(DISTINCT o.pid) AS procs,
          sum(coalesce(a.sync_ns, 0)) AS sync_ns,
