@@ -46,8 +46,68 @@
  * instantiation was not seen (it was captured before the recording).
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "query/graph_views.h"
+
+#define VCOLS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
+
+static const struct gr_view_col kernel_cols[] = {
+	{ "host", GR_HOST, "Host name the recording was made on" },
+	{ "pid", GR_INT, "Process id" },
+	{ "graph", GR_INT, "Graph handle the capture returned" },
+	{ "graph_exec", GR_INT, "Executable graph instantiated from it, NULL "
+	  "where the graph was never instantiated in the recording" },
+	{ "seq", GR_INT, "The kernel's order in the capture, from 1" },
+	{ "kernel", GR_STR, "Demangled kernel name, NULL if unknown" },
+	{ "kernel_mangled", GR_STR, "Mangled kernel name" },
+	{ "grid_x", GR_INT, "Grid dimension x" },
+	{ "grid_y", GR_INT, "Grid dimension y" },
+	{ "grid_z", GR_INT, "Grid dimension z" },
+	{ "block_x", GR_INT, "Block dimension x" },
+	{ "block_y", GR_INT, "Block dimension y" },
+	{ "block_z", GR_INT, "Block dimension z" },
+	{ "shared_mem", GR_INT, "Dynamic shared memory, bytes" },
+	{ "stream", GR_INT, "The capturing stream" },
+	{ "tid", GR_INT, "Thread that launched it" },
+	{ "ts", GR_TS, "Its launch at capture time (it ran only when the "
+	  "graph was launched)" },
+	{ "capture_ts", GR_TS, "The capture's begin call" },
+	{ "capture_end_ts", GR_TS, "The capture's end call" },
+	{ "instantiate_ts", GR_TS, "The instantiation, NULL where none" },
+};
+
+static const struct gr_view_col exec_cols[] = {
+	{ "host", GR_HOST, "Host name the recording was made on" },
+	{ "pid", GR_INT, "Process id" },
+	{ "graph", GR_INT, "Graph instantiated, NULL where the instantiation "
+	  "was not seen (captured before the recording or --since)" },
+	{ "graph_exec", GR_INT, "Executable graph handle" },
+	{ "instantiate_ts", GR_TS, "The instantiation, NULL where not seen" },
+	{ "launches", GR_INT, "Successful graph launches of this life (a "
+	  "failed one runs nothing)" },
+	{ "first_ts", GR_TS, "First of them" },
+	{ "last_ts", GR_TS, "Last of them" },
+};
+
+const struct gr_view gr_graph_views[] = {
+	{ "cuda_graph_kernel", "View: the kernels of each captured CUDA "
+	  "graph in capture order, per executable graph made from it "
+	  "(cuda_kernel rows launched under capture, tied to cuda_graph's "
+	  "captures and instantiations)", VCOLS(kernel_cols) },
+	{ "cuda_graph_exec", "View: each life of a launched executable CUDA "
+	  "graph: its graph, instantiation and successful launches",
+	  VCOLS(exec_cols) },
+};
+const int gr_graph_nviews = sizeof(gr_graph_views) / sizeof(gr_graph_views[0]);
+
+const struct gr_view *gr_graph_view__find(const char *name)
+{
+	for (int i = 0; i < gr_graph_nviews; i++)
+		if (!strcmp(gr_graph_views[i].name, name))
+			return &gr_graph_views[i];
+	return NULL;
+}
 
 static const char *const views[] = {
 	"CREATE TEMP VIEW cuda_graph_kernel AS\n"

@@ -539,6 +539,35 @@ static int print_catalog(struct opts *o, const char *only)
 		}
 		sqlite3_finalize(ins);
 	}
+	/* The CUDA graph views, after the tables they read. */
+	for (int v = 0; v < gr_graph_nviews && rc == SQLITE_OK; v++) {
+		const struct gr_view *w = &gr_graph_views[v];
+		rc = sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?,?)", -1,
+					&ins, NULL);
+		if (rc != SQLITE_OK)
+			break;
+		sqlite3_bind_text(ins, 1, w->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, w->desc, -1, SQLITE_STATIC);
+		sqlite3_step(ins);
+		sqlite3_finalize(ins);
+		rc = sqlite3_prepare_v2(db, "INSERT INTO c VALUES (?,?,?,?,?,?)",
+					-1, &ins, NULL);
+		for (int c = 0; c < w->ncols && rc == SQLITE_OK; c++) {
+			const struct gr_view_col *col = &w->cols[c];
+			sqlite3_bind_text(ins, 1, w->name, -1, SQLITE_STATIC);
+			sqlite3_bind_int(ins, 2, c);
+			sqlite3_bind_text(ins, 3, col->name, -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins, 4, gr_coltype__name(col->type),
+					  -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins, 5, gr_coltype__sql(col->type),
+					  -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins, 6, col->desc, -1, SQLITE_STATIC);
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				rc = SQLITE_ERROR;
+			sqlite3_reset(ins);
+		}
+		sqlite3_finalize(ins);
+	}
 	if (rc != SQLITE_OK) {
 		gr_cli__error(stderr, EXIT_INTERNAL, "%s", sqlite3_errmsg(db));
 		sqlite3_close(db);
@@ -586,7 +615,8 @@ static int cmd_schema(struct opts *o)
 {
 	if (o->argc > 1)
 		die_user("schema takes at most one table name");
-	if (o->argc && gr_table__find(o->argv[0]) < 0)
+	if (o->argc && gr_table__find(o->argv[0]) < 0 &&
+	    !gr_graph_view__find(o->argv[0]))
 		no_table(o->argv[0]);
 	return print_catalog(o, o->argc ? o->argv[0] : "*");
 }

@@ -103,5 +103,15 @@ eq "a window after the capture: its replays are of a graph captured before it" \
 	"$(rows --since "$(rfc $((S + 7)) 25)" --until "$(rfc $((S + 43)) 5)" report graph-kernels)" \
 	",,,37,2,(captured before recording) "
 
+# The views are in the catalog (gpurec tables / schema), column for column
+# as SQLite sees them.
+for v in cuda_graph_kernel cuda_graph_exec; do
+	eq "gpurec schema $v lists the view's columns in order" \
+		"$("$GPUREC" --format csv schema $v | tr -d '\r' | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" \
+		"$("${G[@]}" --no-header sql "SELECT name FROM pragma_table_info('$v')" | tr -d '\r' | tr '\n' ' ')"
+done
+eq "gpurec tables lists both views" \
+	"$("$GPUREC" --format csv tables | tr -d '\r' | grep -c '^cuda_graph_[ek]')" "2"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" -eq 0 ]
