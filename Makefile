@@ -236,6 +236,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  SYNTH=$(B)/asan/gpurec-synth bash tests/cli/retention.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/gapsum.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/gapslots.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 
