@@ -2,7 +2,8 @@
 -- description: pauses of min_ms or more in which a process launched no kernel or graph (after its last one too), and what the thread that launched before did in them: off-CPU time by state, top off-CPU stack, file calls and bytes
 -- param: min_ms:duration=100ms shortest pause listed (digits alone: ms)
 -- param: limit:count=100 most pauses shown, longest first
-WITH c AS (
+-- param: lookup_every:count=1000 with min_ms of 20 ms or more, read only the launches at candidate pauses' ends while there is one candidate per this many launches or fewer, else every launch (0: always)
+WITH c AS MATERIALIZED (
   -- Pauses of min_ms or more lie between two consecutive launches at least
   -- min_ms apart, so in two set slots of sum_launch_slots with every slot
   -- between them empty: the candidates, found without reading a launch.
@@ -11,6 +12,14 @@ WITH c AS (
   FROM (SELECT host, pid, slot_gaps(minute, slots, :min_ms) AS r
         FROM sum_launch_slots WHERE :min_ms >= 20000000
         GROUP BY host, pid) s, json_each(s.r) j
+), k AS (
+  -- Each candidate reads two blocks (up to 65,536 launches each): with more
+  -- than one candidate per ~1,000 launches, one window over every launch
+  -- costs less.  Both forms print the same rows.
+  SELECT :min_ms >= 20000000 AND
+         (SELECT count(*) FROM c) * :lookup_every <=
+         (SELECT coalesce(sum(launches), 0) FROM sum_launch_slots)
+         AS slots
 ), ab AS (
   -- The last launch of slot a and the first of slot b: reads of one
   -- 10 ms slot of one process each.
@@ -35,13 +44,17 @@ WITH c AS (
             WHERE g.host = c.host AND g.pid = c.pid AND g.op = 'launch'
               AND g.ts >= c.b_slot AND g.ts < c.b_slot + 10000000)
           ORDER BY ts LIMIT 1) AS b
-  FROM c
+  FROM c WHERE (SELECT slots FROM k)
 ), l AS (
   SELECT host, pid, tid, comm, ts, ts + coalesce(dur, 0) AS end_ts, api
-  FROM cuda_kernel WHERE :min_ms < 20000000
+  -- As a bound on ts, so that the scan itself stops at once when unused.
+  FROM cuda_kernel
+  WHERE ts <= CASE WHEN (SELECT slots FROM k) THEN -1 ELSE 1 << 62 END
   UNION ALL
   SELECT host, pid, tid, comm, ts, ts + coalesce(dur, 0), api
-  FROM cuda_graph WHERE op = 'launch' AND :min_ms < 20000000
+  FROM cuda_graph
+  WHERE op = 'launch'
+    AND ts <= CASE WHEN (SELECT slots FROM k) THEN -1 ELSE 1 << 62 END
 ), n AS MATERIALIZED (
   SELECT * FROM (
     SELECT host, pid, a ->> 0 AS tid, a ->> 1 AS comm, a ->> 2 AS launch_ts,

@@ -27,7 +27,7 @@ synth() { "$SYNTH" "$@" >/dev/null 2>"$T/synth.log" || { cat "$T/synth.log"; exi
 # CSV lines end in CRLF (RFC 4180): compared as lines here.
 g() { "$GPUREC" --data "$D" --format csv "$@" 2>>"$T/err" | tr -d '\r'; }
 
-# Three processes over 12 minutes from 2026-11-01T00:00:00Z.  Each burst
+# Three processes over about 12 minutes (13 minute rows) from 2026-11-01T00:00:00Z.  Each burst
 # launches every 1-3 ms (durations 0-8 ms, some NULL); each pause is one of
 # PAUSES, taken from the last launch's end (as launch-gaps measures it) or,
 # every third, from its start (so that its end lies inside the pause).
@@ -43,7 +43,8 @@ import random, sys
 out, S = sys.argv[1], int(sys.argv[2])
 rnd = random.Random(20)
 MS = 1000000
-PAUSES = [5, 19, 20, 21, 25, 99, 100, 101, 150, 400, 999, 1000, 1001, 2500]
+PAUSES = [5, 19, 20, 21, 25, 99, 100, 101, 150, 400, 999, 1000, 1001, 2500,
+          4000, 6000, 8000, 8000]
 rows = []
 for pid, stop in ((100, 720), (200, 720), (300, 540)):
     t = S + rnd.randrange(1, 50) * MS + pid
@@ -111,7 +112,7 @@ eq "sum_launch_slots counts every kernel and graph launch once" \
 	"$launches"
 eq "the recording has several sealed segments, the minutes and processes the checks need" \
 	"$(g sql "SELECT (SELECT count(*) >= 3 FROM segments WHERE sealed), count(DISTINCT minute), count(DISTINCT pid) FROM sum_launch_slots" | tail -1)" \
-	"1,12,3"
+	"1,13,3"
 # Every set bit is a launch's slot and every launch's slot is set.
 g sql 'SELECT pid, minute, hex(slots) FROM sum_launch_slots' >"$T/bits"
 g sql "SELECT pid, ts FROM cuda_kernel UNION ALL SELECT pid, ts FROM cuda_graph WHERE op = 'launch'" >"$T/launch.ts"
@@ -132,11 +133,13 @@ print(len(bits), bits == want)
 PY
 )" "$(g sql "SELECT count(*) FROM (SELECT DISTINCT pid, ts / 10000000 FROM (SELECT pid, ts FROM cuda_kernel UNION ALL SELECT pid, ts FROM cuda_graph WHERE op = 'launch'))" | tail -1) True"
 
-# compare DATA LABEL ARGS...: launch-gaps from the slots and --raw.
+# compare DATA LABEL ARGS...: launch-gaps from the slots (lookup_every=0:
+# however many candidates there are) and --raw.
 compare() {
 	local d=$1 label=$2; shift 2
 	"$GPUREC" --data "$d" --format csv "$@" report launch-gaps \
-		--param limit=100000 2>>"$T/err" | tr -d '\r' >"$T/sum"
+		--param limit=100000 --param lookup_every=0 2>>"$T/err" |
+		tr -d '\r' >"$T/sum"
 	"$GPUREC" --data "$d" --format csv "$@" report launch-gaps \
 		--param limit=100000 --raw 2>>"$T/err" | tr -d '\r' >"$T/raw"
 	local n=$(($(wc -l <"$T/raw") - 1))
@@ -166,6 +169,15 @@ eq "a pause ends at a graph launch, and pid 300's trailing pause ends when it wa
 eq "some pause spans a minute, and some a segment's end" \
 	"$(g sql "WITH g AS (SELECT ts, lead(ts) OVER (PARTITION BY pid ORDER BY ts) AS nx FROM (SELECT pid, ts FROM cuda_kernel UNION ALL SELECT pid, ts FROM cuda_graph WHERE op = 'launch')) SELECT (SELECT count(*) > 0 FROM g WHERE nx - ts >= 20000000 AND nx / 60000000000 > ts / 60000000000), (SELECT count(*) > 0 FROM g, segments s WHERE nx - ts >= 20000000 AND s.end_ts >= g.ts AND s.end_ts < g.nx)" | tail -1)" \
 	"1,1"
+# With its default lookup_every this recording, a pause per ~8 launches,
+# has too many candidates: launch-gaps reads every launch, as --raw.
+g report launch-gaps --param min_ms=20ms --param limit=100000 >"$T/dflt"
+g report launch-gaps --param min_ms=20ms --param limit=100000 --raw >"$T/raw"
+if cmp -s "$T/dflt" "$T/raw"; then
+	ok "whole, min_ms=20ms, default lookup_every: equals --raw"
+else
+	bad "whole, min_ms=20ms, default lookup_every" "$(diff "$T/dflt" "$T/raw" | head -5)"
+fi
 # Below 20 ms launch-gaps reads every launch, as --raw does.
 compare "$D" "whole, min_ms=5ms (raw form)" --param min_ms=5ms
 
@@ -183,7 +195,7 @@ db.commit()' "$f"
 done
 for m in 20ms 1s; do
 	"$GPUREC" --data "$O" --format csv report launch-gaps --param min_ms=$m \
-		--param limit=100000 2>>"$T/err" | tr -d '\r' >"$T/old.out"
+		--param limit=100000 --param lookup_every=0 2>>"$T/err" | tr -d '\r' >"$T/old.out"
 	g report launch-gaps --param min_ms=$m --param limit=100000 --raw \
 		>"$T/new.raw"
 	if cmp -s "$T/old.out" "$T/new.raw"; then
