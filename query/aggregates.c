@@ -340,6 +340,118 @@ static void sd_final(sqlite3_context *ctx)
 	sqlite3_result_double(ctx, var > 0 ? (double)sqrtl(var) : 0.0);
 }
 
+/* slot_gaps(minute, slots, min_ns), over one process's sum_launch_slots
+ * rows: the pauses between its launches that may last min_ns, as a JSON
+ * array of [a, b], the starts of two set slots with none set between
+ * them (across minutes), where b + 10 ms - a > min_ns: only then can the
+ * last launch of slot a and the first of slot b, which are consecutive,
+ * lie min_ns apart.  Last comes [a, null], a the process's last set slot
+ * (its last launch is in it).  Rows of one minute (from several segments,
+ * or stored and read raw) are ORed: the order they come in is no
+ * matter. */
+struct sg_min {
+	int64_t minute;
+	uint8_t bits[GR_SUM_SLOT_BYTES];
+};
+
+struct sg {
+	struct sg_min *m;   /* sqlite3_malloc'd */
+	size_t n, cap;
+	int64_t min_ns;
+};
+
+static void sg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	struct sg *g = sqlite3_aggregate_context(ctx, sizeof(*g));
+	if (!g) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER ||
+	    sqlite3_value_type(argv[1]) != SQLITE_BLOB) {
+		sqlite3_result_error(ctx, "slot_gaps: needs a minute and a "
+				     "slots blob (sum_launch_slots)", -1);
+		return;
+	}
+	g->min_ns = sqlite3_value_int64(argv[2]);
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		struct sg_min *m = sqlite3_realloc64(g->m, cap * sizeof(*m));
+		if (!m) {
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+		g->m = m;
+		g->cap = cap;
+	}
+	struct sg_min *x = &g->m[g->n++];
+	size_t len = (size_t)sqlite3_value_bytes(argv[1]);
+	x->minute = sqlite3_value_int64(argv[0]);
+	memset(x->bits, 0, sizeof(x->bits));
+	memcpy(x->bits, sqlite3_value_blob(argv[1]),
+	       len < sizeof(x->bits) ? len : sizeof(x->bits));
+}
+
+static int cmp_minute(const void *pa, const void *pb)
+{
+	const struct sg_min *a = pa, *b = pb;
+	return (a->minute > b->minute) - (a->minute < b->minute);
+}
+
+static void sg_final(sqlite3_context *ctx)
+{
+	struct sg *g = sqlite3_aggregate_context(ctx, 0);
+	if (!g || !g->n) {
+		if (g)
+			sqlite3_free(g->m);
+		return; /* no rows: NULL */
+	}
+	qsort(g->m, g->n, sizeof(*g->m), cmp_minute);
+	sqlite3_str *out = sqlite3_str_new(NULL);
+	int64_t prev = 0;
+	int have = 0, first = 1;
+	sqlite3_str_appendchar(out, 1, '[');
+	for (size_t i = 0; i < g->n; i++) {
+		struct sg_min *x = &g->m[i];
+		/* The same minute again: OR it into the next one. */
+		if (i + 1 < g->n && g->m[i + 1].minute == x->minute) {
+			for (size_t b = 0; b < sizeof(x->bits); b++)
+				g->m[i + 1].bits[b] |= x->bits[b];
+			continue;
+		}
+		for (size_t b = 0; b < sizeof(x->bits); b++) {
+			for (unsigned v = x->bits[b]; v; v &= v - 1) {
+				int64_t t = x->minute + ((int64_t)b * 8 +
+					     __builtin_ctz(v)) * GR_SUM_SLOT_NS;
+				if (have && t + GR_SUM_SLOT_NS - prev >
+					    g->min_ns) {
+					sqlite3_str_appendf(out, "%s[%lld,%lld]",
+							    first ? "" : ",",
+							    (long long)prev,
+							    (long long)t);
+					first = 0;
+				}
+				prev = t;
+				have = 1;
+			}
+		}
+	}
+	if (have)
+		sqlite3_str_appendf(out, "%s[%lld,null]", first ? "" : ",",
+				    (long long)prev);
+	sqlite3_str_appendchar(out, 1, ']');
+	sqlite3_free(g->m);
+	g->m = NULL;
+	if (sqlite3_str_errcode(out)) {
+		sqlite3_free(sqlite3_str_finish(out));
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	int len = sqlite3_str_length(out);
+	sqlite3_result_text(ctx, sqlite3_str_finish(out), len, sqlite3_free);
+}
+
 int gr_aggregates__register(sqlite3 *db)
 {
 	const int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
@@ -355,6 +467,10 @@ int gr_aggregates__register(sqlite3 *db)
 
 	rc = sqlite3_create_function(db, "hist_quantile", 2, flags, NULL, NULL,
 				     hq_step, hq_final);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_create_function(db, "slot_gaps", 3, flags, NULL, NULL,
+				     sg_step, sg_final);
 	if (rc != SQLITE_OK)
 		return rc;
 	rc = sqlite3_create_window_function(db, "percentile", 2, flags, NULL,

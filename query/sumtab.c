@@ -1,5 +1,5 @@
 /* sumtab.c - the summary tables (sum_api, sum_kernel, sum_memcpy,
- * sum_offcpu, sum_nccl) as SQLite
+ * sum_offcpu, sum_nccl, sum_launch_slots) as SQLite
  * virtual tables: the rows store/summary.h keeps in each segment, exact
  * for any window.
  *
@@ -65,7 +65,8 @@ static int kind_of(int t)
 	return t == GR_T_sum_api ? GR_SUM_API :
 	       t == GR_T_sum_kernel ? GR_SUM_KERNEL :
 	       t == GR_T_sum_offcpu ? GR_SUM_OFFCPU :
-	       t == GR_T_sum_nccl ? GR_SUM_NCCL : GR_SUM_MEMCPY;
+	       t == GR_T_sum_nccl ? GR_SUM_NCCL :
+	       t == GR_T_sum_launch_slots ? GR_SUM_SLOTS : GR_SUM_MEMCPY;
 }
 
 static int st_connect(sqlite3 *db, void *aux, int argc,
@@ -260,6 +261,17 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	if (t == GR_T_nccl)
 		mask |= cols_mask(tab, need_nccl, sizeof(need_nccl) /
 						  sizeof(need_nccl[0]));
+	/* cuda_graph feeds sum_launch_slots by its rows of op launch. */
+	int64_t launch_op = 0;
+	if (t == GR_T_cuda_graph) {
+		const struct gr_dict *d = gr_segment__dict(c->seg);
+		static const char *const need_op[] = { "op" };
+		mask |= cols_mask(tab, need_op, 1);
+		for (uint32_t id = 1; d && id <= d->n && !launch_op; id++)
+			if (d->s[id] && d->len[id] == 6 &&
+			    !memcmp(d->s[id], "launch", 6))
+				launch_op = id;
+	}
 	char *err = NULL;
 	if (gr_scan__start(c->scan, c->seg, t, a, b, mask, &err)) {
 		gr_vtab__warn(q, c->si, "%s: %s", path,
@@ -293,7 +305,8 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 				continue;
 			return 0;
 		}
-		struct gr_sum_rows rows = { .t = t, .n = blk.nrows };
+		struct gr_sum_rows rows = { .t = t, .n = blk.nrows,
+					    .launch_op = launch_op };
 		for (int col = 0; col < tab->ncols; col++) {
 			rows.v[col] = blk.v[col];
 			rows.nulls[col] = blk.nulls[col];
@@ -319,6 +332,10 @@ static int add_raw_kind(struct scur *c, int64_t a, int64_t b)
 		return add_raw(c, GR_T_offcpu, a, b);
 	if (c->vt->kind == GR_SUM_NCCL)
 		return add_raw(c, GR_T_nccl, a, b);
+	if (c->vt->kind == GR_SUM_SLOTS) {
+		int rc = add_raw(c, GR_T_cuda_kernel, a, b);
+		return rc ? rc : add_raw(c, GR_T_cuda_graph, a, b);
+	}
 	for (int t = 0; t < GR_NTABLES; t++) {
 		int second, rc;
 		if (gr_sum_kinds(t, &second) && (rc = add_raw(c, t, a, b)))
@@ -396,7 +413,8 @@ static int load_segment(struct scur *c)
 		return add_raw_kind(c, lo, hi);
 	/* A sealed segment has whole-segment rows (one written by an older
 	 * gpurec, or sealed after a crash, may not: minute rows then). */
-	if (!c->want_minute && s0 >= lo && s1 <= hi &&
+	if (!c->want_minute && c->vt->kind != GR_SUM_SLOTS &&
+	    s0 >= lo && s1 <= hi &&
 	    gr_segment__info(c->seg)->sealed &&
 	    (rc = add_stored(c, GR_SUM_SEGMENT, GR_SUM_SEGMENT)))
 		return rc < 0 ? rc : 0;
@@ -652,6 +670,16 @@ static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		break;
 	}
 	case GR_SS_HIST:
+		if (e->kind == GR_SUM_SLOTS) {
+			if (e->slots)
+				sqlite3_result_blob(ctx, e->slots,
+						    GR_SUM_SLOT_BYTES,
+						    SQLITE_TRANSIENT);
+			else
+				sqlite3_result_zeroblob(ctx,
+							GR_SUM_SLOT_BYTES);
+			break;
+		}
 		c->blob.len = 0;
 		if (gr_hist__encode(&e->h, &c->blob))
 			return SQLITE_NOMEM;

@@ -211,8 +211,10 @@ struct gr_sum *gr_sum__new(void)
 
 void gr_sum__reset(struct gr_sum *s)
 {
-	for (uint32_t i = 0; i < s->n; i++)
+	for (uint32_t i = 0; i < s->n; i++) {
 		gr_hist__free(&s->e[i].h);
+		free(s->e[i].slots);
+	}
 	s->n = 0;
 	if (s->slot)
 		memset(s->slot, 0, (size_t)s->cap * 2 * sizeof(*s->slot));
@@ -538,10 +540,57 @@ static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
 	return 0;
 }
 
+/* Sets, in the sum_launch_slots entry of its process and minute, the
+ * slot of every launch among r's rows (cuda_kernel's, or cuda_graph's of
+ * op launch) with ts in [lo, hi] (and pid == *pid).  A set of slots, not
+ * a last launch: it comes out the same whatever order the rows arrive
+ * in, across flushes and tables. */
+static int add_slots(struct gr_sum *s, const struct gr_sum_rows *r,
+		     const struct cols *c, int64_t lo, int64_t hi,
+		     const int64_t *pid)
+{
+	static const int64_t nokey[GR_SUM_NKEYS];
+	const int64_t *ts = r->v[c->ts];
+	struct col cpid = col_of(r, c->pid), op = col_of(r, c->op);
+	int graph = r->t == GR_T_cuda_graph;
+	int64_t mstart = 1, mend = 0;
+	if (graph && (!r->launch_op || !op.v))
+		return 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		int64_t t = ts[i], p = val(&cpid, i);
+		if (t < lo || t > hi || (pid && p != *pid) ||
+		    (graph && (is_null(&op, i) || op.v[i] != r->launch_op)))
+			continue;
+		int64_t m = minute_of(t, &mstart, &mend);
+		struct gr_sum_ent *e = find(s, GR_SUM_SLOTS, m, p, nokey, 0);
+		if (!e || (!e->slots &&
+			   !(e->slots = calloc(1, GR_SUM_SLOT_BYTES))))
+			return -ENOMEM;
+		e->dirty = 1;
+		e->n++;
+		if (t < e->ts_min)
+			e->ts_min = t;
+		if (t > e->ts_max)
+			e->ts_max = t;
+		/* Unsigned: minute_of() wraps near the ends of int64_t. */
+		uint64_t slot = ((uint64_t)t - (uint64_t)m) / GR_SUM_SLOT_NS;
+		e->slots[slot >> 3] |= (uint8_t)(1u << (slot & 7));
+	}
+	return 0;
+}
+
 int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		int64_t hi, const int64_t *pid, int segment_rows,
 		unsigned kinds)
 {
+	if ((kinds >> GR_SUM_SLOTS & 1) &&
+	    (r->t == GR_T_cuda_kernel || r->t == GR_T_cuda_graph)) {
+		const struct cols *sc = cols_of(r->t);
+		int err;
+		if (sc->ts >= 0 && r->v[sc->ts] &&
+		    (err = add_slots(s, r, sc, lo, hi, pid)))
+			return err;
+	}
 	int second, api = gr_sum_kinds(r->t, &second);
 	if (!(kinds >> GR_SUM_API & 1))
 		api = 0;
@@ -639,7 +688,9 @@ int gr_sum__rollup(struct gr_sum *s)
 {
 	uint32_t n = s->n;
 	for (uint32_t i = 0; i < n; i++) {
-		if (s->e[i].minute == GR_SUM_SEGMENT)
+		/* A whole segment's slots would say nothing. */
+		if (s->e[i].minute == GR_SUM_SEGMENT ||
+		    s->e[i].kind == GR_SUM_SLOTS)
 			continue;
 		/* get() may move the entries: work from a copy. */
 		struct gr_sum_ent x = s->e[i];
@@ -670,6 +721,17 @@ int gr_sum__put(struct gr_sum *s, const struct gr_sum_ent *x,
 	if (!e)
 		return -ENOMEM;
 	add_totals(e, x);
+	if (x->kind == GR_SUM_SLOTS) {
+		/* OR, like a histogram's counts add: which row or segment
+		 * holds a launch does not matter.  A shorter blob (none is
+		 * written) would have its missing slots empty. */
+		if (!e->slots && !(e->slots = calloc(1, GR_SUM_SLOT_BYTES)))
+			return -ENOMEM;
+		for (size_t i = 0; hist && i < hist_len &&
+				   i < GR_SUM_SLOT_BYTES; i++)
+			e->slots[i] |= hist[i];
+		return 0;
+	}
 	return hist && hist_len ? gr_hist__merge(&e->h, hist, hist_len) : 0;
 }
 
@@ -764,7 +826,10 @@ int gr_sum__bind(sqlite3_stmt *st, const struct gr_sum_ent *e,
 	sqlite3_bind_int64(st, i++, e->errors);
 	sqlite3_bind_int64(st, i++, e->ts_min);
 	sqlite3_bind_int64(st, i++, e->ts_max);
-	if (!GR_SUM_HAS_HIST(e->kind)) {
+	if (e->kind == GR_SUM_SLOTS && e->slots) {
+		sqlite3_bind_blob(st, i++, e->slots, GR_SUM_SLOT_BYTES,
+				  SQLITE_STATIC);
+	} else if (!GR_SUM_HAS_HIST(e->kind)) {
 		sqlite3_bind_null(st, i++);
 	} else {
 		scratch->len = 0;

@@ -2,7 +2,7 @@
  * kept in each segment beside the raw blocks, so that reports over days of
  * data read thousands of rows instead of decoding billions of events.
  *
- * Five kinds, each a GR_TF_SUMMARY table of schema/tables.def:
+ * Six kinds, each a GR_TF_SUMMARY table of schema/tables.def:
  *   sum_api     every CUDA call (all cuda_* tables) by process and API;
  *   sum_kernel  launches by process, kernel name and grid/block shape;
  *   sum_memcpy  copies by process, direction and sync/async;
@@ -11,7 +11,11 @@
  *               interval);
  *   sum_nccl    NCCL calls by process, communicator, rank, op,
  *               communicator size and bytes per call (nccl-sum and
- *               gpu-util read these; kind 5 is taken by launch slots).
+ *               gpu-util read these);
+ *   sum_launch_slots  per process, the 10 ms slots of each minute in
+ *               which it launched a kernel or graph, a bitmap merged by OR
+ *               (launch-gaps looks for pauses only between set slots: the
+ *               set does not depend on the order launches arrive in).
  * Each row holds a count, the duration total/min/max and sum of squares,
  * bytes, errors, the first and last event time, and for sum_api and
  * sum_memcpy a histogram of
@@ -41,8 +45,15 @@
 
 enum gr_sum_kind {
 	GR_SUM_API = 1, GR_SUM_KERNEL = 2, GR_SUM_MEMCPY = 3,
-	GR_SUM_OFFCPU = 4, GR_SUM_NCCL = 6,
+	GR_SUM_OFFCPU = 4, GR_SUM_SLOTS = 5, GR_SUM_NCCL = 6,
 };
+
+/* sum_launch_slots: a minute of 6,000 slots of 10 ms, one bit each (slot
+ * i in bit i & 7 of byte i >> 3).  Its rows are minute rows only: a
+ * whole-segment bitmap would say nothing. */
+#define GR_SUM_SLOT_NS 10000000ll
+#define GR_SUM_SLOTS_PER_MIN 6000
+#define GR_SUM_SLOT_BYTES (GR_SUM_SLOTS_PER_MIN / 8)
 
 /* Kinds with no histogram: their rows' hist is NULL. */
 #define GR_SUM_HAS_HIST(kind) ((kind) == GR_SUM_API || (kind) == GR_SUM_MEMCPY)
@@ -98,6 +109,7 @@ struct gr_sum_ent {
 	 * gives the standard deviation (stddev_ns() in gpurec). */
 	unsigned __int128 dur_sq;
 	struct gr_hist h;            /* GR_SUM_HAS_HIST kinds only */
+	uint8_t *slots;              /* GR_SUM_SLOTS: GR_SUM_SLOT_BYTES */
 };
 
 struct gr_sum;
@@ -113,6 +125,10 @@ struct gr_sum_rows {
 	uint32_t n;
 	const int64_t *v[64];
 	const uint8_t *nulls[64];
+	/* cuda_graph: the dictionary id of "launch" in the block's
+	 * segment, 0 if it has none; its rows of that op feed
+	 * sum_launch_slots. */
+	int64_t launch_op;
 };
 
 /* Adds the rows with ts in [lo, hi] (and pid == *pid when pid is
@@ -130,7 +146,8 @@ const struct gr_sum_ent *gr_sum__at(const struct gr_sum *s, uint32_t i);
 /* Adds every minute row to its whole-segment row (marked dirty). */
 int gr_sum__rollup(struct gr_sum *s);
 
-/* Adds one stored row (from a segment's summary table) as it is. */
+/* Adds one stored row (from a segment's summary table) as it is; for
+ * GR_SUM_SLOTS, hist is the slot bitmap, ORed in. */
 int gr_sum__put(struct gr_sum *s, const struct gr_sum_ent *e,
 		const uint8_t *hist, size_t hist_len);
 
@@ -161,7 +178,7 @@ int gr_sum__put_row(struct gr_sum *s, struct sqlite3_stmt *st);
 #define GR_SUM_META_KINDS "summary_kinds"
 #define GR_SUM_WRITTEN_KINDS                                                \
 	(1u << GR_SUM_API | 1u << GR_SUM_KERNEL | 1u << GR_SUM_MEMCPY |     \
-	 1u << GR_SUM_OFFCPU | 1u << GR_SUM_NCCL)
+	 1u << GR_SUM_OFFCPU | 1u << GR_SUM_SLOTS | 1u << GR_SUM_NCCL)
 
 struct gr_segment;
 /* Whether segment seg keeps summary rows of kind with every column (a

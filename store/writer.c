@@ -408,6 +408,19 @@ uint32_t gr_writer__intern(struct gr_writer *w, const char *s, size_t len)
 	return id;
 }
 
+/* The id of string s if interned, else 0; interns nothing. */
+static uint32_t dict_lookup(const struct gr_writer *w, const char *s,
+			    size_t len)
+{
+	if (!w->hash_cap)
+		return 0;
+	uint32_t i = hash_str(s, len) & (w->hash_cap - 1);
+	for (uint32_t id; (id = w->hash[i]); i = (i + 1) & (w->hash_cap - 1))
+		if (w->lens[id] == len && memcmp(w->strs[id], s, len) == 0)
+			return id;
+	return 0;
+}
+
 uint32_t gr_writer__dict_gen(const struct gr_writer *w)
 {
 	return w->dict_gen;
@@ -1459,6 +1472,8 @@ static int block_account(struct gr_writer *w, int t, const struct tabbuf *tb)
 		rows.v[tb->colidx[j]] = tb->cols[j].v;
 		rows.nulls[tb->colidx[j]] = tb->cols[j].nulls;
 	}
+	if (t == GR_T_cuda_graph)
+		rows.launch_op = dict_lookup(w, "launch", 6);
 	if ((err = gr_sum__add(w->sum, &rows, INT64_MIN, INT64_MAX, NULL, 0,
 				~0u)))
 		return err;
