@@ -13,7 +13,10 @@
  * (REAL, TEXT) exactly SQLite's.
  *
  * Segments are opened one at a time and closed when the scan moves on, so
- * thousands of files cost one descriptor.  Text results are copied
+ * thousands of files cost one descriptor (two: the segment a scan ended
+ * in stays open for the cursor's next xFilter, so that lookups one after
+ * another into the same segment, and the same block, which the scan keeps
+ * decoded, cost neither an open nor a decode).  Text results are copied
  * (SQLITE_TRANSIENT): SQLite keeps static values across xFilter calls (a
  * max() over an IN list or a join), longer than any dictionary here lives.
  *
@@ -67,6 +70,9 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 
 static int vt_disconnect(sqlite3_vtab *v)
 {
+	struct vtab *vt = (struct vtab *)v;
+	gr_scan__free(vt->spare_scan);
+	gr_segment__close(vt->spare_seg);
 	sqlite3_free(v);
 	return SQLITE_OK;
 }
@@ -143,7 +149,12 @@ static int vt_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 		return SQLITE_NOMEM;
 	memset(c, 0, sizeof(*c));
 	c->vt = (struct vtab *)v;
-	if (!(c->scan = gr_scan__new())) {
+	c->scan = c->vt->spare_scan;
+	c->parked = c->vt->spare_seg;
+	c->parked_si = c->vt->spare_si;
+	c->vt->spare_scan = NULL;
+	c->vt->spare_seg = NULL;
+	if (!c->scan && !(c->scan = gr_scan__new())) {
 		sqlite3_free(c);
 		return SQLITE_NOMEM;
 	}
@@ -151,15 +162,9 @@ static int vt_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 	return SQLITE_OK;
 }
 
-static void retire_segment(struct cursor *c)
+/* Closes s, keeping its dictionary until the next xFilter. */
+static void retire(struct cursor *c, struct gr_segment *s)
 {
-	struct gr_segment *s = c->seg;
-	if (!s)
-		return;
-	/* The grouped scan's id map belongs to this segment; the next one
-	 * may be allocated at the same address. */
-	if (c->g)
-		gr_grouped__segment_gone(c->g);
 	struct gr_dict *d = gr_segment__take_dict(s);
 	if (d) {
 		if (c->nretired == c->retired_cap) {
@@ -177,6 +182,38 @@ static void retire_segment(struct cursor *c)
 			gr_dict__free(d);
 	}
 	gr_segment__close(s);
+}
+
+static void retire_segment(struct cursor *c)
+{
+	if (!c->seg)
+		return;
+	/* The grouped scan's id map belongs to this segment; the next one
+	 * may be allocated at the same address. */
+	if (c->g)
+		gr_grouped__segment_gone(c->g);
+	retire(c, c->seg);
+	c->seg = NULL;
+	c->dict = NULL;
+}
+
+/* Leaves the current segment open for the next scan, closing the one
+ * parked before; closes it instead where it is not sealed (a live
+ * segment is read as of its opening: the next statement must see more). */
+static void park_segment(struct cursor *c)
+{
+	if (!c->seg)
+		return;
+	if (!c->vt->q->cat.segs[c->si].sealed) {
+		retire_segment(c);
+		return;
+	}
+	if (c->g)
+		gr_grouped__segment_gone(c->g);
+	if (c->parked)
+		retire(c, c->parked);
+	c->parked = c->seg;
+	c->parked_si = c->si;
 	c->seg = NULL;
 	c->dict = NULL;
 }
@@ -191,11 +228,19 @@ static void free_retired(struct cursor *c)
 static int vt_close(sqlite3_vtab_cursor *cur)
 {
 	struct cursor *c = (struct cursor *)cur;
-	retire_segment(c);
+	struct vtab *vt = c->vt;
+	park_segment(c);
 	free_retired(c);
 	free(c->retired);
 	gr_grouped__free(c->g);
-	gr_scan__free(c->scan);
+	if (!vt->spare_scan) {
+		vt->spare_scan = c->scan;
+		vt->spare_seg = c->parked;
+		vt->spare_si = c->parked_si;
+	} else {
+		gr_scan__free(c->scan);
+		gr_segment__close(c->parked);
+	}
 	sqlite3_free(c);
 	return SQLITE_OK;
 }
@@ -225,9 +270,18 @@ static int next_segment(struct cursor *c)
 
 	retire_segment(c);
 	while (++c->si < q->cat.nsegs) {
-		if (!gr_vtab__open_segment(q, c->si, c->lo, c->hi, host,
-					   &c->seg))
+		if (c->parked && c->si == c->parked_si &&
+		    !strcmp(gr_segment__info(c->parked)->path,
+			    q->cat.segs[c->si].path)) {
+			if (!gr_vtab__may_match(q, c->si, c->lo, c->hi, host,
+						c->parked))
+				continue;
+			c->seg = c->parked;
+			c->parked = NULL;
+		} else if (!gr_vtab__open_segment(q, c->si, c->lo, c->hi, host,
+						  &c->seg)) {
 			continue;
+		}
 		if (gr_scan__start(c->scan, c->seg, m, c->lo, c->hi,
 				   member_mask(c, m), &err)) {
 			gr_vtab__warn(q, c->si, "skipping %s: %s",
@@ -308,7 +362,7 @@ static int next_block(struct cursor *c)
 		char *err = NULL;
 		int rc = gr_scan__next(c->scan, &b, &err);
 		if (rc == 0) {
-			retire_segment(c);
+			park_segment(c);
 			continue;
 		}
 		if (rc == -ENOMEM)
@@ -378,7 +432,7 @@ int gr_evscan__seek(struct cursor *c)
 /* Starts the block walk over from the first member and segment. */
 void gr_evscan__restart(struct cursor *c)
 {
-	retire_segment(c);
+	park_segment(c);
 	c->mi = 0;
 	c->si = -1;
 	c->row = c->nrows = 0;
@@ -444,7 +498,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	int group_col = -1, group_desc = 0;
 	(void)idxNum;
 
-	retire_segment(c);
+	park_segment(c);
 	free_retired(c);
 	gr_grouped__free(c->g);
 	c->g = NULL;

@@ -18,6 +18,12 @@ struct vtab {
 	int members[GR_NTABLES];             /* tables its scan reads */
 	int nmembers;
 	int8_t memcol[GR_NTABLES][GR_MAX_COLS]; /* column in member, or -1 */
+	/* A closed cursor's scan (with the block it holds decoded) and its
+	 * parked segment, for the next cursor: SQLite opens a cursor for
+	 * each run of a correlated subquery. */
+	struct gr_scan *spare_scan;
+	struct gr_segment *spare_seg;
+	int spare_si;
 };
 
 struct filt {
@@ -40,6 +46,10 @@ struct cursor {
 	int mi;                       /* member index */
 	int si;                       /* catalog segment index */
 	struct gr_segment *seg;
+	/* The sealed segment the last scan ended in, left open for the
+	 * next xFilter (a join's or subquery's next lookup) to reuse. */
+	struct gr_segment *parked;
+	int parked_si;
 	const struct gr_dict *dict;   /* the segment's, once loaded */
 	struct gr_dict **retired;     /* dictionaries of segments passed */
 	int nretired, retired_cap;

@@ -46,6 +46,29 @@ int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab)
 	return rc;
 }
 
+/* Whether catalog segment si may match a scan of [lo, hi] on host, by
+ * its manifest line alone (1 where it is not sealed: no line to judge). */
+static int manifest_may_match(const struct gr_qctx *q, int si, int64_t lo,
+			      int64_t hi, const char *host)
+{
+	const struct gr_catalog_seg *cs = &q->cat.segs[si];
+	if (!cs->sealed)
+		return 1;
+	/* The manifest knows a sealed segment's span and host: skip it
+	 * unopened when it cannot match. */
+	if (cs->m->events == 0 || cs->end_ts < lo || cs->start_ts > hi)
+		return 0;
+	return !host || strcmp(cs->m->host, host) == 0;
+}
+
+int gr_vtab__may_match(const struct gr_qctx *q, int si, int64_t lo,
+		       int64_t hi, const char *host,
+		       const struct gr_segment *s)
+{
+	return manifest_may_match(q, si, lo, hi, host) &&
+	       (!host || strcmp(gr_segment__info(s)->host, host) == 0);
+}
+
 int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 			  const char *host, struct gr_segment **out)
 {
@@ -53,14 +76,8 @@ int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 	struct gr_segment *s;
 	char *err = NULL;
 
-	if (cs->sealed) {
-		/* The manifest knows a sealed segment's span and host: skip
-		 * it unopened when it cannot match. */
-		if (cs->m->events == 0 || cs->end_ts < lo || cs->start_ts > hi)
-			return 0;
-		if (host && strcmp(cs->m->host, host) != 0)
-			return 0;
-	}
+	if (!manifest_may_match(q, si, lo, hi, host))
+		return 0;
 	if (gr_segment__open(cs->path, cs->sealed, &s, &err)) {
 		gr_vtab__warn(q, si, "skipping %s: %s", cs->path,
 			      err ? err : "cannot open");

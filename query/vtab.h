@@ -28,6 +28,11 @@ struct gr_qctx {
 void gr_vtab__warn(struct gr_qctx *q, int si, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Whether s, catalog segment si already open, may hold rows of a scan
+ * of [lo, hi] on host (NULL: any), as gr_vtab__open_segment judges. */
+int gr_vtab__may_match(const struct gr_qctx *q, int si, int64_t lo,
+		       int64_t hi, const char *host,
+		       const struct gr_segment *s);
 /* Opens catalog segment si for a scan of [lo, hi] on host (NULL: any).
  * Returns 1 with *out set, or 0 where it cannot match (sealed segments
  * are judged by their manifest line, unopened) or cannot be opened

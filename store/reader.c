@@ -260,6 +260,7 @@ static int seg_meta(struct gr_segment *s, sqlite3 *db)
 int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 		     char **err)
 {
+	static uint64_t opens;
 	struct gr_segment *s = calloc(1, sizeof(*s));
 	char *uri = NULL, *fmt = NULL;
 	sqlite3 *db = NULL;
@@ -269,6 +270,7 @@ int gr_segment__open(const char *path, int immutable, struct gr_segment **out,
 	*err = NULL;
 	if (!s || !(s->info.path = strdup(path)))
 		goto nomem;
+	s->serial = __atomic_add_fetch(&opens, 1, __ATOMIC_RELAXED);
 	memset(s->colmap, -1, sizeof(s->colmap));
 	if (!immutable && !seg_writer_live(path)) {
 		if (open_walview(path, &db, err) != SQLITE_OK) {
@@ -570,6 +572,12 @@ int gr_segment__blocks(struct gr_segment *s, const char *table, int64_t lo,
 int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
 			   char **err)
 {
+	return gr_segment__next_block_unless(s, b, INT64_MIN, err);
+}
+
+int gr_segment__next_block_unless(struct gr_segment *s, struct gr_blockref *b,
+				  int64_t held_id, char **err)
+{
 	sqlite3_stmt *st = s->blocks_stmt;
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
@@ -582,6 +590,12 @@ int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
 	b->count = sqlite3_column_int64(st, 1);
 	b->ts_min = sqlite3_column_int64(st, 2);
 	b->ts_max = sqlite3_column_int64(st, 3);
+	if (b->id == held_id) {
+		/* Checked when it was read; blocks never change once written. */
+		b->payload = NULL;
+		b->len = 0;
+		return 1;
+	}
 	uint32_t crc = (uint32_t)sqlite3_column_int64(st, 4);
 	b->payload = sqlite3_column_blob(st, 5);
 	b->len = (size_t)sqlite3_column_bytes(st, 5);

@@ -7,6 +7,12 @@
  * added since the segment was written reads as absent, not as another
  * column).  Buffers grow to the largest block seen and are kept across
  * restarts: a query scans thousands of segments with one scan.
+ *
+ * The last block decoded stays decoded: a restart on the same open
+ * segment and table that comes to it again (a join or correlated
+ * subquery looking up one time range after another) gets its columns
+ * back without reading, checking or decoding it, as long as they are
+ * among those decoded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +32,13 @@ struct gr_scan {
 	uint8_t *cn[GR_MAX_COLS];     /* null bitmaps */
 	uint32_t cap;                 /* rows the buffers of mask hold */
 	uint64_t cap_mask;            /* columns whose buffers hold cap */
+	/* The block the buffers hold: valid where held_mask is non-zero. */
+	uint64_t held_serial;         /* its segment's open (segment.h) */
+	int held_t;
+	int64_t held_id;
+	uint32_t held_nrows;
+	uint64_t held_mask;           /* columns decoded */
+	uint64_t held_nulls;          /* of those, the ones with nulls */
 };
 
 struct gr_scan *gr_scan__new(void)
@@ -68,17 +81,17 @@ int gr_scan__start(struct gr_scan *sc, struct gr_segment *s, int t,
 	return 0;
 }
 
-/* Makes the buffers of the masked columns hold n rows.  Returns 0 or
+/* Makes the buffers of the columns of mask hold n rows.  Returns 0 or
  * -ENOMEM. */
-static int ensure_cap(struct gr_scan *sc, uint32_t n)
+static int ensure_cap(struct gr_scan *sc, uint32_t n, uint64_t mask)
 {
-	if (n <= sc->cap && (sc->mask & ~sc->cap_mask) == 0)
+	if (n <= sc->cap && (mask & ~sc->cap_mask) == 0)
 		return 0;
 	uint32_t cap = n > sc->cap ? n : sc->cap;
 	if (n > sc->cap)
 		sc->cap_mask = 0;
 	for (int i = 0; i < GR_MAX_COLS; i++) {
-		if (!(sc->mask >> i & 1) || (sc->cap_mask >> i & 1))
+		if (!(mask >> i & 1) || (sc->cap_mask >> i & 1))
 			continue;
 		int64_t *v = realloc(sc->cv[i], (size_t)cap * sizeof(int64_t));
 		if (v)
@@ -94,17 +107,16 @@ static int ensure_cap(struct gr_scan *sc, uint32_t n)
 	return 0;
 }
 
-/* Decodes the masked columns of the parsed block into b.  Returns 0,
- * -EILSEQ (a column does not decode) or -ENOENT (no dictionary). */
-static int decode_columns(struct gr_scan *sc, struct gr_scan_block *b,
-			  char **err)
+/* Decodes the columns of mask of the parsed block into the buffers,
+ * noting in held_nulls those with nulls.  Returns 0, -EILSEQ (a column
+ * does not decode) or -ENOENT (no dictionary). */
+static int decode_columns(struct gr_scan *sc, uint64_t mask, char **err)
 {
 	const struct gr_table *tab = &gr_tables[sc->t];
 	struct gr_segment *s = sc->s;
+	sc->held_nulls = 0;
 	for (int i = 0; i < tab->ncols; i++) {
-		b->v[i] = NULL;
-		b->nulls[i] = NULL;
-		if (!(sc->mask >> i & 1) || tab->cols[i].type == GR_HOST)
+		if (!(mask >> i & 1) || tab->cols[i].type == GR_HOST)
 			continue;
 		int col = s->colmap[sc->t][i], has_nulls = 0;
 		if (col < 0 || col >= (int)sc->blk.ncols)
@@ -112,8 +124,8 @@ static int decode_columns(struct gr_scan *sc, struct gr_scan_block *b,
 		if (gr_decoder__column(sc->dec, &sc->blk, col, sc->cv[i],
 				       sc->cn[i], &has_nulls))
 			return -EILSEQ;
-		b->v[i] = sc->cv[i];
-		b->nulls[i] = has_nulls ? sc->cn[i] : NULL;
+		if (has_nulls)
+			sc->held_nulls |= 1ull << i;
 		if (tab->cols[i].type == GR_STR && !s->dict &&
 		    gr_segment__load_dict(s, err))
 			return -ENOENT;
@@ -121,12 +133,37 @@ static int decode_columns(struct gr_scan *sc, struct gr_scan_block *b,
 	return 0;
 }
 
+/* Points b at the held block's masked columns. */
+static void held_columns(struct gr_scan *sc, struct gr_scan_block *b)
+{
+	const struct gr_table *tab = &gr_tables[sc->t];
+	const int8_t *map = sc->s->colmap[sc->t];
+	for (int i = 0; i < tab->ncols; i++) {
+		int has = (sc->mask >> i & 1) && tab->cols[i].type != GR_HOST &&
+			  map[i] >= 0 && map[i] < (int)sc->blk.ncols;
+		b->v[i] = has ? sc->cv[i] : NULL;
+		b->nulls[i] = has && (sc->held_nulls >> i & 1) ? sc->cn[i]
+							       : NULL;
+	}
+	b->nrows = sc->held_nrows;
+}
+
 int gr_scan__next(struct gr_scan *sc, struct gr_scan_block *b, char **err)
 {
 	struct gr_blockref br;
 	if (!sc->s)
 		return 0;
-	int rc = gr_segment__next_block(sc->s, &br, err);
+	int same = sc->held_mask && sc->held_serial == sc->s->serial &&
+		   sc->held_t == sc->t;
+	int holds = same && !(sc->mask & ~sc->held_mask);
+	int rc = gr_segment__next_block_unless(sc->s, &br,
+					       holds ? sc->held_id : INT64_MIN,
+					       err);
+	if (rc > 0 && holds && !br.payload && br.id == sc->held_id) {
+		b->id = br.id;
+		held_columns(sc, b);
+		return 1;
+	}
 	if (rc <= 0) {
 		if (rc == -EBADMSG)
 			b->id = br.id;
@@ -134,15 +171,27 @@ int gr_scan__next(struct gr_scan *sc, struct gr_scan_block *b, char **err)
 			sc->s = NULL;
 		return rc;
 	}
+	/* The held block again, wanted for other columns: decode those it
+	 * had too, so that lookups alternating between them decode once. */
+	uint64_t mask = sc->mask;
+	if (same && br.id == sc->held_id)
+		mask |= sc->held_mask;
 	b->id = br.id;
 	b->nrows = 0;
+	sc->held_mask = 0;
 	if (gr_block__parse(&sc->blk, br.payload, br.len) ||
 	    sc->blk.nrows != (uint64_t)br.count)
 		return -EPROTO;
-	if (ensure_cap(sc, sc->blk.nrows))
+	if (ensure_cap(sc, sc->blk.nrows, mask))
 		return -ENOMEM;
-	if ((rc = decode_columns(sc, b, err)))
+	if ((rc = decode_columns(sc, mask, err)))
 		return rc;
-	b->nrows = sc->blk.nrows;
+	/* Only a wholly decoded block is held; an empty mask holds none. */
+	sc->held_serial = sc->s->serial;
+	sc->held_t = sc->t;
+	sc->held_id = br.id;
+	sc->held_nrows = sc->blk.nrows;
+	sc->held_mask = mask;
+	held_columns(sc, b);
 	return 1;
 }

@@ -20,6 +20,9 @@ struct gr_segment {
 	struct gr_dict *dict;         /* loaded on first use, or NULL */
 	void *blocks_stmt;            /* sqlite3_stmt * */
 	char cur_table[64];           /* table the blocks stmt walks */
+	/* Unique to this open in the process: a scan keeps a decoded block
+	 * under it (an address may be reused by the next open). */
+	uint64_t serial;
 };
 
 /* Loads the stored-column map of table t.  Returns 0 or -EINVAL. */
@@ -41,5 +44,9 @@ struct gr_blockref {
  * set) with *err set. */
 int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
 			   char **err);
+/* The same, but a block whose id is held_id comes back with payload NULL
+ * and len 0, unread and unchecked: the caller holds it decoded already. */
+int gr_segment__next_block_unless(struct gr_segment *s, struct gr_blockref *b,
+				  int64_t held_id, char **err);
 
 #endif
