@@ -378,6 +378,25 @@ static int next_block(struct cursor *c)
 		c->block_id = b.id;
 		c->nrows = b.nrows;
 		c->row = 0;
+		c->sel = NULL;
+		c->isel = 0;
+		/* A block looked into again (one lookup after another): only
+		 * the rows in the ts bounds, found by its sorted ts, not a
+		 * test of every row each time. */
+		int mts = c->vt->memcol[c->vt->members[c->mi]][GR_EV_ts];
+		if (b.again && !c->g && mts >= 0 &&
+		    (c->lo != INT64_MIN || c->hi != INT64_MAX)) {
+			const uint32_t *rows;
+			uint32_t n;
+			rc = gr_scan__rows_between(c->scan, mts, c->lo, c->hi,
+						   &rows, &n);
+			if (rc < 0)
+				return rc;
+			if (rc == 0) {
+				c->sel = rows;
+				c->nsel = n;
+			}
+		}
 		return 1;
 	}
 }
@@ -418,7 +437,12 @@ int64_t gr_evscan__row_id(const struct cursor *c, uint32_t r)
 int gr_evscan__seek(struct cursor *c)
 {
 	for (;;) {
-		while (c->row < c->nrows) {
+		for (; c->sel && c->isel < c->nsel; c->isel++) {
+			c->row = c->sel[c->isel];
+			if (row_passes(c, c->row))
+				return 1;
+		}
+		while (!c->sel && c->row < c->nrows) {
 			if (row_passes(c, c->row))
 				return 1;
 			c->row++;
@@ -436,6 +460,8 @@ void gr_evscan__restart(struct cursor *c)
 	c->mi = 0;
 	c->si = -1;
 	c->row = c->nrows = 0;
+	c->sel = NULL;
+	c->nsel = c->isel = 0;
 }
 
 /* Positions the cursor on its next row; sets eof at the end. */
@@ -548,6 +574,8 @@ static int vt_next(sqlite3_vtab_cursor *cur)
 	struct cursor *c = (struct cursor *)cur;
 	if (c->g && gr_grouped__emitting(c->g))
 		gr_grouped__step(c->g);
+	else if (c->sel)
+		c->isel++;
 	else
 		c->row++;
 	return seek(c);

@@ -60,6 +60,10 @@ struct cursor {
 	const uint8_t *cn[GR_MAX_COLS]; /* null bitmaps, NULL: no nulls */
 	int cmissing[GR_MAX_COLS];    /* column absent from this segment */
 	uint32_t row, nrows;
+	/* Where not NULL, the block's only rows that may pass (those in the
+	 * ts bounds, gr_scan__rows_between()), in order: row is sel[isel]. */
+	const uint32_t *sel;
+	uint32_t nsel, isel;
 	int64_t block_id;             /* of the current block in its segment */
 	int eof;
 

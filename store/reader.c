@@ -332,6 +332,7 @@ void gr_segment__close(struct gr_segment *s)
 	if (!s)
 		return;
 	sqlite3_finalize(s->blocks_stmt);
+	sqlite3_finalize(s->payload_stmt);
 	sqlite3_close(s->db);
 	gr_dict__free(s->dict);
 	free(s->info.path);
@@ -553,7 +554,7 @@ int gr_segment__blocks(struct gr_segment *s, const char *table, int64_t lo,
 	sqlite3_stmt *st = s->blocks_stmt;
 	if (!st) {
 		if (sqlite3_prepare_v2(s->db,
-			"SELECT id, count, ts_min, ts_max, crc, payload FROM"
+			"SELECT id, count, ts_min, ts_max, crc FROM"
 			" blocks WHERE tbl=?1 AND ts_max>=?2 AND ts_min<=?3"
 			" ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
 			*err = fmt_err("%s", sqlite3_errmsg(s->db));
@@ -597,8 +598,28 @@ int gr_segment__next_block_unless(struct gr_segment *s, struct gr_blockref *b,
 		return 1;
 	}
 	uint32_t crc = (uint32_t)sqlite3_column_int64(st, 4);
-	b->payload = sqlite3_column_blob(st, 5);
-	b->len = (size_t)sqlite3_column_bytes(st, 5);
+	/* The payload by a statement of its own: a step of the headers'
+	 * would copy it out of its overflow pages for a block held. */
+	sqlite3_stmt *ps = s->payload_stmt;
+	if (!ps) {
+		if (sqlite3_prepare_v2(s->db,
+			"SELECT payload FROM blocks WHERE id=?1", -1, &ps,
+			NULL) != SQLITE_OK) {
+			*err = fmt_err("%s", sqlite3_errmsg(s->db));
+			return -EIO;
+		}
+		s->payload_stmt = ps;
+	}
+	sqlite3_reset(ps);
+	sqlite3_bind_int64(ps, 1, b->id);
+	if ((rc = sqlite3_step(ps)) != SQLITE_ROW) {
+		*err = fmt_err("block %lld of %s: %s", (long long)b->id,
+			       s->cur_table, rc == SQLITE_DONE ? "gone" :
+			       sqlite3_errmsg(s->db));
+		return rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? -EBUSY : -EIO;
+	}
+	b->payload = sqlite3_column_blob(ps, 0);
+	b->len = (size_t)sqlite3_column_bytes(ps, 0);
 	if (gr_block_crc(s->cur_table, b->ts_min, b->ts_max, b->count,
 			 b->payload, b->len) != crc) {
 		*err = fmt_err("block %lld of %s fails its checksum",

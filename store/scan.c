@@ -39,6 +39,11 @@ struct gr_scan {
 	uint32_t held_nrows;
 	uint64_t held_mask;           /* columns decoded */
 	uint64_t held_nulls;          /* of those, the ones with nulls */
+	/* The held block's rows ordered by column order_col, where
+	 * order_col >= 0; sel: a gr_scan__rows_between() answer. */
+	int order_col;
+	uint32_t *order, *sel;
+	uint32_t order_cap;
 };
 
 struct gr_scan *gr_scan__new(void)
@@ -46,6 +51,7 @@ struct gr_scan *gr_scan__new(void)
 	struct gr_scan *sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return NULL;
+	sc->order_col = -1;
 	if (!(sc->dec = gr_decoder__new())) {
 		free(sc);
 		errno = ENOMEM;
@@ -60,6 +66,8 @@ void gr_scan__free(struct gr_scan *sc)
 		return;
 	gr_block__free(&sc->blk);
 	gr_decoder__free(sc->dec);
+	free(sc->order);
+	free(sc->sel);
 	for (int i = 0; i < GR_MAX_COLS; i++) {
 		free(sc->cv[i]);
 		free(sc->cn[i]);
@@ -162,6 +170,7 @@ int gr_scan__next(struct gr_scan *sc, struct gr_scan_block *b, char **err)
 	if (rc > 0 && holds && !br.payload && br.id == sc->held_id) {
 		b->id = br.id;
 		held_columns(sc, b);
+		b->again = 1;
 		return 1;
 	}
 	if (rc <= 0) {
@@ -178,7 +187,9 @@ int gr_scan__next(struct gr_scan *sc, struct gr_scan_block *b, char **err)
 		mask |= sc->held_mask;
 	b->id = br.id;
 	b->nrows = 0;
+	b->again = 0;
 	sc->held_mask = 0;
+	sc->order_col = -1;
 	if (gr_block__parse(&sc->blk, br.payload, br.len) ||
 	    sc->blk.nrows != (uint64_t)br.count)
 		return -EPROTO;
@@ -194,4 +205,71 @@ int gr_scan__next(struct gr_scan *sc, struct gr_scan_block *b, char **err)
 	sc->held_mask = mask;
 	held_columns(sc, b);
 	return 1;
+}
+
+/* qsort_r's order of row indexes by the values they index. */
+static int by_value(const void *a, const void *b, void *v)
+{
+	const int64_t *x = v;
+	int64_t p = x[*(const uint32_t *)a], q = x[*(const uint32_t *)b];
+	return (p > q) - (p < q);
+}
+
+static int by_index(const void *a, const void *b)
+{
+	uint32_t p = *(const uint32_t *)a, q = *(const uint32_t *)b;
+	return (p > q) - (p < q);
+}
+
+int gr_scan__rows_between(struct gr_scan *sc, int col, int64_t lo,
+			  int64_t hi, const uint32_t **rows, uint32_t *n)
+{
+	uint32_t nr = sc->held_nrows;
+	if (!sc->held_mask || !(sc->held_mask >> col & 1) ||
+	    (sc->held_nulls >> col & 1) || !sc->s ||
+	    sc->s->colmap[sc->t][col] < 0 ||
+	    sc->s->colmap[sc->t][col] >= (int)sc->blk.ncols)
+		return 1;
+	const int64_t *v = sc->cv[col];
+	if (sc->order_col != col) {
+		if (nr > sc->order_cap) {
+			uint32_t *o = realloc(sc->order, nr * sizeof(*o));
+			uint32_t *q = o ? realloc(sc->sel, nr * sizeof(*q)) : NULL;
+			if (o)
+				sc->order = o;
+			if (q)
+				sc->sel = q;
+			if (!o || !q)
+				return -ENOMEM;
+			sc->order_cap = nr;
+		}
+		for (uint32_t i = 0; i < nr; i++)
+			sc->order[i] = i;
+		qsort_r(sc->order, nr, sizeof(*sc->order), by_value,
+			(void *)v);
+		sc->order_col = col;
+	}
+	/* The first ordered row at or above lo, and the first above hi. */
+	uint32_t a = 0, z = nr;
+	while (a < z) {
+		uint32_t m = a + (z - a) / 2;
+		if (v[sc->order[m]] < lo)
+			a = m + 1;
+		else
+			z = m;
+	}
+	uint32_t e = a;
+	z = nr;
+	while (e < z) {
+		uint32_t m = e + (z - e) / 2;
+		if (v[sc->order[m]] <= hi)
+			e = m + 1;
+		else
+			z = m;
+	}
+	memcpy(sc->sel, sc->order + a, (size_t)(e - a) * sizeof(*sc->sel));
+	qsort(sc->sel, e - a, sizeof(*sc->sel), by_index);
+	*rows = sc->sel;
+	*n = e - a;
+	return 0;
 }

@@ -38,6 +38,7 @@ struct gr_scan_block {
 	const int64_t *v[GR_MAX_COLS];
 	/* Null bitmaps (bit r of byte r/8), NULL where no row is NULL. */
 	const uint8_t *nulls[GR_MAX_COLS];
+	int again;                         /* the block held, not decoded */
 };
 
 /* Steps to the next block.  Returns 1 with *b filled, or 0 at the end.
@@ -49,5 +50,14 @@ struct gr_scan_block {
  * Errors that end the scan: -EIO or -EBUSY (*err set), -ENOMEM.  *err is
  * malloc'd; the caller frees it. */
 int gr_scan__next(struct gr_scan *sc, struct gr_scan_block *b, char **err);
+
+/* The rows of the block last returned whose column col (decoded, without
+ * nulls) lies in [lo, hi], in row order: *rows (n of them) stays valid
+ * until the next call on the scan.  Sorts the block's values once, so it
+ * pays for a block looked into again and again (again set), not for one
+ * read once.  Returns 0, 1 where col is not decoded or has nulls (the
+ * caller tests every row), or -ENOMEM. */
+int gr_scan__rows_between(struct gr_scan *sc, int col, int64_t lo,
+			  int64_t hi, const uint32_t **rows, uint32_t *n);
 
 #endif

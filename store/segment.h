@@ -18,7 +18,8 @@ struct gr_segment {
 	int8_t colmap[GR_NTABLES][GR_MAX_COLS];
 	int colmap_loaded[GR_NTABLES];
 	struct gr_dict *dict;         /* loaded on first use, or NULL */
-	void *blocks_stmt;            /* sqlite3_stmt * */
+	void *blocks_stmt;            /* sqlite3_stmt *: the blocks' headers */
+	void *payload_stmt;           /* sqlite3_stmt *: one block's payload */
 	char cur_table[64];           /* table the blocks stmt walks */
 	/* Unique to this open in the process: a scan keeps a decoded block
 	 * under it (an address may be reused by the next open). */
