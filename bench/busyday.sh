@@ -73,12 +73,12 @@ make_day() {
 }
 
 H=$B/busyday/host0
-make_day "$H" "v2 day=$S seed=1 host=host0" --day "$S" --seed 1 --host host0
+make_day "$H" "v3 day=$S seed=1 host=host0" --day "$S" --seed 1 --host host0
 LATE="--job-hosts 8 --nccl-late-rank 43 --nccl-late-ms 5 --nccl-late-every 10"
 FLEET=()
 for i in 0 1 2 3 4 5 6 7; do
 	make_day "$B/busyday/fleet/host$i" \
-		"v2 day=$FS seed=1 host=host$i $LATE index=$i" \
+		"v3 day=$FS seed=1 host=host$i $LATE index=$i" \
 		--day "$FS" --seed 1 --host "host$i" --host-index "$i" $LATE
 	FLEET+=(--data "$B/busyday/fleet/host$i")
 done

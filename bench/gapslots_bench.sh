@@ -16,6 +16,21 @@
 #   gapslots.launch_gaps_1m_base_s  BASE's launch-gaps over it, 1 run
 #   gapslots.summary_equals_raw_1m  1 if all three printed the same
 # (--raw over the whole 10 minutes takes minutes: ten times the minute's.)
+# Then a recording with thousands of pauses (BUILD/gapslots-pauses, made
+# once: 6 processes over 20 minutes, bursts of 1-11 launches 1-3 ms apart
+# and a pause of 5 ms to 8 s after each, as tests/cli/gapslots.sh writes;
+# 4 sealed segments), launch-gaps at min_ms 20 ms; best of 3:
+#   gapslots.pauses_candidates     candidate pauses from the slots
+#   gapslots.pauses_slots_s        from the slots however many candidates
+#                                  (lookup_every=0: each reads the launches
+#                                  at its ends)
+#   gapslots.pauses_default_s      with the default lookup_every
+#   gapslots.pauses_raw_s          --raw (a window over every launch)
+#   gapslots.pauses_{slots,raw}_pre_s  the same with PRE/gpurec, where
+#                                  GAPSLOTS_PRE=PRE names a build before the
+#                                  event tables kept a segment and block
+#                                  across lookups
+#   gapslots.pauses_equal          1 if every form printed the same rows
 # Then the write side, launches alone, same seed and events for both
 # builds, CPU seconds of the writer (user + sys), so per core:
 #   gapslots.launch_ingest_events_per_s{,_base}
@@ -25,7 +40,9 @@ set -euo pipefail
 B=${1:-build}
 BASE=${2:-}
 D=$B/busyday/host0
-if [ ! -f "$D/.stamp" ]; then
+# The stamp bench/busyday.sh gives it: either script's copy serves both.
+STAMP="v3 day=600 seed=1 host=host0"
+if [ "$(cat "$D/.stamp" 2>/dev/null)" != "$STAMP" ]; then
 	chattr -R -i "$D" 2>/dev/null || true
 	rm -rf "$D"
 	mkdir -p "$(dirname "$D")"
@@ -37,7 +54,7 @@ if [ ! -f "$D/.stamp" ]; then
 	t1=$(date +%s%N)
 	awk -v n=$(( t1 - t0 )) 'BEGIN { printf "%.1f\n", n / 1e9 }' \
 		>"$D/.gen_s"
-	echo "v1 day=600 seed=1 host=host0" >"$D/.stamp"
+	echo "$STAMP" >"$D/.stamp"
 fi
 
 secs() { awk -v n="$1" 'BEGIN { printf "%.3f", n / 1e9 }'; }
@@ -76,6 +93,70 @@ if [ -n "$BASE" ]; then
 fi
 echo "gapslots.summary_equals_raw_1m $same"
 echo "# sum_launch_slots rows read: $($G sql 'SELECT count(*) FROM sum_launch_slots' | tail -1 | tr -d '\r')"
+
+PD=$B/gapslots-pauses
+if [ ! -f "$PD/.stamp" ]; then
+	chattr -R -i "$PD" 2>/dev/null || true
+	rm -rf "$PD"
+	mkdir -p "$PD"
+	python3 - "$PD/rows" <<'PY'
+import random, sys
+out, S, MS = sys.argv[1], 1793491200000000000, 1000000
+rnd = random.Random(20)
+PAUSES = [5, 19, 20, 21, 25, 99, 100, 101, 150, 400, 999, 1000, 1001, 2500,
+          4000, 6000, 8000]
+rows = []
+for pid in range(100, 700, 100):
+    t = S + rnd.randrange(1, 50) * MS + pid
+    while t < S + 1200 * 1000 * MS:
+        for i in range(rnd.randrange(1, 12)):
+            dur = rnd.randrange(0, 8 * MS)
+            tid = pid + rnd.randrange(0, 2)
+            if rnd.random() < 0.2:
+                f = ['cuda_graph', 'op=launch', 'api=cudaGraphLaunch',
+                     'graph_exec=%d' % (pid * 10)]
+            else:
+                f = ['cuda_kernel', 'api=cudaLaunchKernel',
+                     'kernel=k%d' % rnd.randrange(3), 'grid_x=1',
+                     'block_x=32']
+            f += ['ts=%d' % t, 'pid=%d' % pid, 'tid=%d' % tid,
+                  'comm=w%d' % tid, 'dur=%d' % dur]
+            rows.append((t, f))
+            end = t + dur
+            t = end + rnd.randrange(1 * MS, 3 * MS)
+        t = end + rnd.choice(PAUSES) * MS
+rows.sort(key=lambda r: r[0])
+for k in range(4):
+    with open('%s.%d' % (out, k), 'w') as f:
+        for _, x in rows[k * len(rows) // 4:(k + 1) * len(rows) // 4]:
+            f.write('\t'.join(x) + '\n')
+PY
+	for k in 0 1 2 3; do
+		"$B/gpurec-synth" --data "$PD" --rows "$PD/rows.$k" --host p1 \
+			>/dev/null 2>&1
+	done
+	rm -f "$PD"/rows.?
+	echo "v1 pauses procs=6 minutes=20" >"$PD/.stamp"
+fi
+PG="$B/gpurec --data $PD --format csv"
+PM="report launch-gaps $P --param min_ms=20ms"
+echo "# pauses recording: $($PG sql "SELECT count(*) FROM cuda_kernel" | tail -1 | tr -d '\r') kernel launches, $($PG sql "SELECT count(*) FROM cuda_graph" | tail -1 | tr -d '\r') graph launches"
+echo "gapslots.pauses_candidates $($PG sql "SELECT count(*) FROM (SELECT slot_gaps(minute, slots, 20000000) AS r FROM sum_launch_slots GROUP BY host, pid) s, json_each(s.r)" | tail -1 | tr -d '\r')"
+echo "gapslots.pauses_slots_s $(best $PG $PM --param lookup_every=0) s ($(rows) rows)"
+cp "$B/bench-gapslots.out" "$B/bench-gapslots.sum"
+pequal=1
+echo "gapslots.pauses_default_s $(best $PG $PM) s"
+cmp -s "$B/bench-gapslots.out" "$B/bench-gapslots.sum" || pequal=0
+echo "gapslots.pauses_raw_s $(best $PG $PM --raw) s"
+cmp -s "$B/bench-gapslots.out" "$B/bench-gapslots.sum" || pequal=0
+if [ -n "${GAPSLOTS_PRE:-}" ]; then
+	PP="$GAPSLOTS_PRE/gpurec --data $PD --format csv"
+	echo "gapslots.pauses_slots_pre_s $(best $PP $PM --param lookup_every=0) s"
+	cmp -s "$B/bench-gapslots.out" "$B/bench-gapslots.sum" || pequal=0
+	echo "gapslots.pauses_raw_pre_s $(best $PP $PM --raw) s"
+	cmp -s "$B/bench-gapslots.out" "$B/bench-gapslots.sum" || pequal=0
+fi
+echo "gapslots.pauses_equal $pequal"
 
 # write side: CPU seconds of gpurec-synth and the directory's size
 W=$B/bench-gapslots-w

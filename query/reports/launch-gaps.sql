@@ -2,7 +2,7 @@
 -- description: pauses of min_ms or more in which a process launched no kernel or graph (after its last one too), and what the thread that launched before did in them: off-CPU time by state, top off-CPU stack, file calls and bytes
 -- param: min_ms:duration=100ms shortest pause listed (digits alone: ms)
 -- param: limit:count=100 most pauses shown, longest first
--- param: lookup_every:count=1000 with min_ms of 20 ms or more, read only the launches at candidate pauses' ends while there is one candidate per this many launches or fewer, else every launch (0: always)
+-- param: lookup_every:count=100 with min_ms of 20 ms or more, read only the launches at candidate pauses' ends while there is one candidate per this many launches or fewer, else every launch (0: always)
 WITH c AS MATERIALIZED (
   -- Pauses of min_ms or more lie between two consecutive launches at least
   -- min_ms apart, so in two set slots of sum_launch_slots with every slot
@@ -13,9 +13,10 @@ WITH c AS MATERIALIZED (
         FROM sum_launch_slots WHERE :min_ms >= 20000000
         GROUP BY host, pid) s, json_each(s.r) j
 ), k AS (
-  -- Each candidate reads two blocks (up to 65,536 launches each): with more
-  -- than one candidate per ~1,000 launches, one window over every launch
-  -- costs less.  Both forms print the same rows.
+  -- A candidate's four lookups (about 0.1 ms: into blocks kept decoded)
+  -- cost what the window spends on ~10 launches (15 us each over a busy
+  -- host); with more than one candidate per 100 launches the window over
+  -- every launch may cost less.  Both forms print the same rows.
   SELECT :min_ms >= 20000000 AND
          (SELECT count(*) FROM c) * :lookup_every <=
          (SELECT coalesce(sum(launches), 0) FROM sum_launch_slots)
