@@ -13,10 +13,12 @@
  * (REAL, TEXT) exactly SQLite's.
  *
  * Segments are opened one at a time and closed when the scan moves on, so
- * thousands of files cost one descriptor (two: the segment a scan ended
- * in stays open for the cursor's next xFilter, so that lookups one after
- * another into the same segment, and the same block, which the scan keeps
- * decoded, cost neither an open nor a decode).  Text results are copied
+ * thousands of files cost one descriptor per cursor, and one more: the
+ * sealed segment a scan ended in stays open for the cursor's next xFilter
+ * (and, one per table, for the next cursor: SQLite opens one for each run
+ * of a correlated subquery), so that lookups one after another into the
+ * same segment, and the same block, which the scan keeps decoded, cost
+ * neither an open nor a decode.  Text results are copied
  * (SQLITE_TRANSIENT): SQLite keeps static values across xFilter calls (a
  * max() over an IN list or a join), longer than any dictionary here lives.
  *
