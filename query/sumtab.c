@@ -1,5 +1,5 @@
 /* sumtab.c - the summary tables (sum_api, sum_kernel, sum_memcpy,
- * sum_offcpu, sum_nccl) as SQLite
+ * sum_offcpu, sum_nccl, sum_runq, sum_io) as SQLite
  * virtual tables: the rows store/summary.h keeps in each segment, exact
  * for any window.
  *
@@ -65,7 +65,9 @@ static int kind_of(int t)
 	return t == GR_T_sum_api ? GR_SUM_API :
 	       t == GR_T_sum_kernel ? GR_SUM_KERNEL :
 	       t == GR_T_sum_offcpu ? GR_SUM_OFFCPU :
-	       t == GR_T_sum_nccl ? GR_SUM_NCCL : GR_SUM_MEMCPY;
+	       t == GR_T_sum_nccl ? GR_SUM_NCCL :
+	       t == GR_T_sum_runq ? GR_SUM_RUNQ :
+	       t == GR_T_sum_io ? GR_SUM_IO : GR_SUM_MEMCPY;
 }
 
 static int st_connect(sqlite3 *db, void *aux, int argc,
@@ -260,6 +262,12 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	if (t == GR_T_nccl)
 		mask |= cols_mask(tab, need_nccl, sizeof(need_nccl) /
 						  sizeof(need_nccl[0]));
+	/* sum_runq's and sum_io's keys (store/summary.c, derive_keys). */
+	static const char *const need_lat[] = { "tid", "comm", "dev", "disk",
+						"op", "syscall" };
+	if (t == GR_T_runq || t == GR_T_block_io || t == GR_T_file_io)
+		mask |= cols_mask(tab, need_lat, sizeof(need_lat) /
+						 sizeof(need_lat[0]));
 	char *err = NULL;
 	if (gr_scan__start(c->scan, c->seg, t, a, b, mask, &err)) {
 		gr_vtab__warn(q, c->si, "%s: %s", path,
@@ -319,6 +327,12 @@ static int add_raw_kind(struct scur *c, int64_t a, int64_t b)
 		return add_raw(c, GR_T_offcpu, a, b);
 	if (c->vt->kind == GR_SUM_NCCL)
 		return add_raw(c, GR_T_nccl, a, b);
+	if (c->vt->kind == GR_SUM_RUNQ)
+		return add_raw(c, GR_T_runq, a, b);
+	if (c->vt->kind == GR_SUM_IO) {
+		int rc = add_raw(c, GR_T_block_io, a, b);
+		return rc ? rc : add_raw(c, GR_T_file_io, a, b);
+	}
 	for (int t = 0; t < GR_NTABLES; t++) {
 		int second, rc;
 		if (gr_sum_kinds(t, &second) && (rc = add_raw(c, t, a, b)))
