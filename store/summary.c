@@ -409,12 +409,19 @@ int64_t gr_sum_lat_bucket(int64_t dur)
 {
 	if (dur < 1000)
 		return 0;
+	/* The SQL's doubles give the exact floor of log2(dur / 1000) while
+	 * dur / 1000.0 is a power of two or at least 0.001 away from one,
+	 * which log2's rounding cannot cross below 2^36 us (19 hours): there
+	 * integer arithmetic gives the same bucket without two libm calls
+	 * per wait (20,000 a second). */
+	if (dur < 1000ll << 36)
+		return 1ll << (63 - __builtin_clzll((uint64_t)dur / 1000));
 	return (int64_t)pow(2, (double)(int64_t)log2((double)dur / 1000.0));
 }
 
 /* Turns the key columns read for row x of table t into the keys the
  * latency kinds keep: runq-latency names a process by its main thread's
- * comm (tid == pid, key 1 a flag) and counts waits by log2 bucket, and
+ * comm (tid == pid, key 2 a flag) and counts waits by log2 bucket, and
  * io-latency does so for block requests; file calls count the bytes of
  * calls that did not fail.  Key 6 of sum_io tells a block request (1)
  * from a file call (0): their keys are otherwise disjoint. */
@@ -422,9 +429,9 @@ static inline void derive_keys(int second, int t, struct row *x, int64_t *k,
 			       uint8_t *knull)
 {
 	if (second == GR_SUM_RUNQ) {
-		k[1] = k[1] == x->pid;
-		if (!(*knull >> 2 & 1))
-			k[2] = gr_sum_lat_bucket(k[2]);
+		if (!(*knull >> 1 & 1))
+			k[1] = gr_sum_lat_bucket(k[1]);
+		k[2] = k[2] == x->pid;
 	} else if (second == GR_SUM_IO && t == GR_T_block_io) {
 		if (!(*knull >> 3 & 1))
 			k[3] = gr_sum_lat_bucket(k[3]);
@@ -621,11 +628,13 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		kc[nkeys++] = c->nranks;
 		kc[nkeys++] = c->bytes;
 	} else if (second == GR_SUM_RUNQ) {
-		/* tid and dur become the main-thread flag and the log2
-		 * bucket (derive_keys). */
+		/* dur and tid become the log2 bucket and the main-thread
+		 * flag (derive_keys); the bucket second, as the memo slot
+		 * hashes the first two keys: a thread's waits change bucket
+		 * from one to the next. */
 		kc[nkeys++] = c->comm;
-		kc[nkeys++] = c->tid;
 		kc[nkeys++] = c->dur;
+		kc[nkeys++] = c->tid;
 	} else if (second == GR_SUM_IO && r->t == GR_T_block_io) {
 		kc[nkeys++] = c->dev;
 		kc[nkeys++] = c->disk;
