@@ -546,8 +546,8 @@ static int plain(const struct gr_sum_rows *r, int c, int absent)
 	return 1;
 }
 
-/* gr_sum__add for a block whose pid, dur, api and key columns are
- * there, and no column has a NULL row: every value a plain load, ret and
+/* gr_sum__add for a block whose pid, dur, api (if it feeds sum_api) and
+ * key columns are there, and no column has a NULL row: every value a plain load, ret and
  * bytes read as row i & mask (0 for an absent one, whose v[0] is zero). */
 static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
 		     const struct cols *c, const int *key, int nkeys,
@@ -556,8 +556,11 @@ static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
 {
 	static const int64_t zero;
 	const int64_t *ts = r->v[c->ts], *vpid = r->v[c->pid],
-		      *dur = r->v[c->dur], *vapi = r->v[c->api],
-		      *k[GR_SUM_NKEYS];
+		      *dur = r->v[c->dur], *k[GR_SUM_NKEYS];
+	/* No api (api < 0): a table that feeds only its second kind, as
+	 * runq's 20,000 waits a second do. */
+	const int64_t *vapi = api > 0 ? r->v[c->api] : &zero;
+	uint32_t amask = vapi == &zero ? 0 : UINT32_MAX;
 	const int64_t *ret = c->ret >= 0 && r->v[c->ret] ? r->v[c->ret] : &zero;
 	const int64_t *bytes = c->bytes >= 0 && r->v[c->bytes] ?
 			       r->v[c->bytes] : &zero;
@@ -574,7 +577,7 @@ static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
 		x.dur = dur[i];
 		x.bytes = bytes[i & bmask];
 		x.error = ret[i & rmask] != 0;
-		ka[0] = vapi[i];
+		ka[0] = vapi[i & amask];
 		for (int j = 0; j < nkeys; j++)
 			k2[j] = k[j][i];
 		uint8_t kn2 = 0;
@@ -612,8 +615,9 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		kc[nkeys++] = c->kind;
 		kc[nkeys++] = c->async;
 	} else if (second == GR_SUM_OFFCPU) {
-		/* An off-CPU interval has no api: it takes the general
-		 * loop below, cheap at its few thousand rows a second. */
+		/* A block of off-CPU intervals with a NULL stack takes
+		 * the general loop below, cheap at their few thousand rows
+		 * a second. */
 		kc[nkeys++] = c->tid;
 		kc[nkeys++] = c->state;
 		kc[nkeys++] = c->stack;
@@ -650,7 +654,7 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 	}
 	int fast = plain(r, c->ret, 1) && plain(r, c->bytes, 1) &&
 		   plain(r, c->pid, 0) && plain(r, c->dur, 0) &&
-		   plain(r, c->api, 0);
+		   (api < 0 || plain(r, c->api, 0));
 	for (int j = 0; fast && j < nkeys; j++)
 		fast = plain(r, kc[j], 0);
 	if (fast)
