@@ -244,6 +244,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/gapslots.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/lookups.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/latsum.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 
@@ -451,6 +453,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	$(B)/bench-store $(BENCH_ARGS)
 	bash bench/reports_bench.sh $(B)
 	bash bench/gapsum_bench.sh $(B)
+	bash bench/latsum_bench.sh $(B)
 	bash bench/fanin_bench.sh $(B)
 	bash bench/gapslots_bench.sh $(B)
 	bash bench/export_bench.sh $(B)

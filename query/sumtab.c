@@ -1,5 +1,5 @@
 /* sumtab.c - the summary tables (sum_api, sum_kernel, sum_memcpy,
- * sum_offcpu, sum_nccl, sum_launch_slots) as SQLite
+ * sum_offcpu, sum_nccl, sum_launch_slots, sum_runq, sum_io) as SQLite
  * virtual tables: the rows store/summary.h keeps in each segment, exact
  * for any window.
  *
@@ -66,7 +66,9 @@ static int kind_of(int t)
 	       t == GR_T_sum_kernel ? GR_SUM_KERNEL :
 	       t == GR_T_sum_offcpu ? GR_SUM_OFFCPU :
 	       t == GR_T_sum_nccl ? GR_SUM_NCCL :
-	       t == GR_T_sum_launch_slots ? GR_SUM_SLOTS : GR_SUM_MEMCPY;
+	       t == GR_T_sum_launch_slots ? GR_SUM_SLOTS :
+	       t == GR_T_sum_runq ? GR_SUM_RUNQ :
+	       t == GR_T_sum_io ? GR_SUM_IO : GR_SUM_MEMCPY;
 }
 
 static int st_connect(sqlite3 *db, void *aux, int argc,
@@ -272,6 +274,12 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 			    !memcmp(d->s[id], "launch", 6))
 				launch_op = id;
 	}
+	/* sum_runq's and sum_io's keys (store/summary.c, derive_keys). */
+	static const char *const need_lat[] = { "tid", "comm", "dev", "disk",
+						"op", "syscall" };
+	if (t == GR_T_runq || t == GR_T_block_io || t == GR_T_file_io)
+		mask |= cols_mask(tab, need_lat, sizeof(need_lat) /
+						 sizeof(need_lat[0]));
 	char *err = NULL;
 	if (gr_scan__start(c->scan, c->seg, t, a, b, mask, &err)) {
 		gr_vtab__warn(q, c->si, "%s: %s", path,
@@ -335,6 +343,12 @@ static int add_raw_kind(struct scur *c, int64_t a, int64_t b)
 	if (c->vt->kind == GR_SUM_SLOTS) {
 		int rc = add_raw(c, GR_T_cuda_kernel, a, b);
 		return rc ? rc : add_raw(c, GR_T_cuda_graph, a, b);
+	}
+	if (c->vt->kind == GR_SUM_RUNQ)
+		return add_raw(c, GR_T_runq, a, b);
+	if (c->vt->kind == GR_SUM_IO) {
+		int rc = add_raw(c, GR_T_block_io, a, b);
+		return rc ? rc : add_raw(c, GR_T_file_io, a, b);
 	}
 	for (int t = 0; t < GR_NTABLES; t++) {
 		int second, rc;

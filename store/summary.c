@@ -9,6 +9,7 @@
  * block) reads them with plain loads.
  */
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,7 @@ struct cols {
 	int ts, pid, dur, api, ret, kernel, dims[6], kind, async, bytes;
 	int tid, state, stack, comm;
 	int comm_id, rank, op, nranks;
+	int dev, disk, syscall;
 };
 
 static const struct cols *cols_of(int t)
@@ -336,6 +338,9 @@ static const struct cols *cols_of(int t)
 		x->rank = gr_table__col(tab, "rank");
 		x->op = gr_table__col(tab, "op");
 		x->nranks = gr_table__col(tab, "nranks");
+		x->dev = gr_table__col(tab, "dev");
+		x->disk = gr_table__col(tab, "disk");
+		x->syscall = gr_table__col(tab, "syscall");
 		x->ok = 1;
 	}
 	return x;
@@ -346,7 +351,9 @@ int gr_sum_kinds(int t, int *second)
 	*second = t == GR_T_cuda_kernel ? GR_SUM_KERNEL :
 		  t == GR_T_cuda_memcpy ? GR_SUM_MEMCPY :
 		  t == GR_T_offcpu ? GR_SUM_OFFCPU :
-		  t == GR_T_nccl ? GR_SUM_NCCL : 0;
+		  t == GR_T_nccl ? GR_SUM_NCCL :
+		  t == GR_T_runq ? GR_SUM_RUNQ :
+		  t == GR_T_block_io || t == GR_T_file_io ? GR_SUM_IO : 0;
 	return (gr_tables[t].flags & GR_TF_CUDA_CALL) ? GR_SUM_API : 0;
 }
 
@@ -399,6 +406,46 @@ struct row {
 	int64_t ts, pid, dur, bytes;
 	int error;
 };
+
+int64_t gr_sum_lat_bucket(int64_t dur)
+{
+	if (dur < 1000)
+		return 0;
+	/* The SQL's doubles give the exact floor of log2(dur / 1000) while
+	 * dur / 1000.0 is a power of two or at least 0.001 away from one,
+	 * which log2's rounding cannot cross below 2^36 us (19 hours): there
+	 * integer arithmetic gives the same bucket without two libm calls
+	 * per wait (20,000 a second). */
+	if (dur < 1000ll << 36)
+		return 1ll << (63 - __builtin_clzll((uint64_t)dur / 1000));
+	return (int64_t)pow(2, (double)(int64_t)log2((double)dur / 1000.0));
+}
+
+/* Turns the key columns read for row x of table t into the keys the
+ * latency kinds keep: runq-latency names a process by its main thread's
+ * comm (tid == pid, key 2 a flag) and counts waits by log2 bucket, and
+ * io-latency does so for block requests; file calls count the bytes of
+ * calls that did not fail.  Key 6 of sum_io tells a block request (1)
+ * from a file call (0): their keys are otherwise disjoint. */
+static inline void derive_keys(int second, int t, struct row *x, int64_t *k,
+			       uint8_t *knull)
+{
+	if (second == GR_SUM_RUNQ) {
+		if (!(*knull >> 1 & 1))
+			k[1] = gr_sum_lat_bucket(k[1]);
+		k[2] = k[2] == x->pid;
+	} else if (second == GR_SUM_IO && t == GR_T_block_io) {
+		if (!(*knull >> 3 & 1))
+			k[3] = gr_sum_lat_bucket(k[3]);
+		k[4] = k[5] = 0;
+		*knull |= 3 << 4;
+		k[6] = 1;
+	} else if (second == GR_SUM_IO) {
+		k[6] = 0;
+		if (x->bytes < 0)
+			x->bytes = 0; /* -errno */
+	}
+}
 
 /* The memo slot of a key.  Minute and the other keys are left out: a
  * new minute, or a kernel launched with another block shape, costs one
@@ -501,8 +548,8 @@ static int plain(const struct gr_sum_rows *r, int c, int absent)
 	return 1;
 }
 
-/* gr_sum__add for a block whose pid, dur, api and key columns are
- * there, and no column has a NULL row: every value a plain load, ret and
+/* gr_sum__add for a block whose pid, dur, api (if it feeds sum_api) and
+ * key columns are there, and no column has a NULL row: every value a plain load, ret and
  * bytes read as row i & mask (0 for an absent one, whose v[0] is zero). */
 static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
 		     const struct cols *c, const int *key, int nkeys,
@@ -511,8 +558,11 @@ static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
 {
 	static const int64_t zero;
 	const int64_t *ts = r->v[c->ts], *vpid = r->v[c->pid],
-		      *dur = r->v[c->dur], *vapi = r->v[c->api],
-		      *k[GR_SUM_NKEYS];
+		      *dur = r->v[c->dur], *k[GR_SUM_NKEYS];
+	/* No api (api < 0): a table that feeds only its second kind, as
+	 * runq's 20,000 waits a second do. */
+	const int64_t *vapi = api > 0 ? r->v[c->api] : &zero;
+	uint32_t amask = vapi == &zero ? 0 : UINT32_MAX;
 	const int64_t *ret = c->ret >= 0 && r->v[c->ret] ? r->v[c->ret] : &zero;
 	const int64_t *bytes = c->bytes >= 0 && r->v[c->bytes] ?
 			       r->v[c->bytes] : &zero;
@@ -529,12 +579,15 @@ static int add_plain(struct gr_sum *s, const struct gr_sum_rows *r,
 		x.dur = dur[i];
 		x.bytes = bytes[i & bmask];
 		x.error = ret[i & rmask] != 0;
-		ka[0] = vapi[i];
+		ka[0] = vapi[i & amask];
 		for (int j = 0; j < nkeys; j++)
 			k2[j] = k[j][i];
+		uint8_t kn2 = 0;
+		if (second == GR_SUM_RUNQ || second == GR_SUM_IO)
+			derive_keys(second, r->t, &x, k2, &kn2);
 		if (add_kinds(s, api, second, segment_rows,
 			      minute_of(x.ts, &mstart, &mend), &x, ka, 0, k2,
-			      0))
+			      kn2))
 			return -ENOMEM;
 	}
 	return 0;
@@ -611,8 +664,9 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		kc[nkeys++] = c->kind;
 		kc[nkeys++] = c->async;
 	} else if (second == GR_SUM_OFFCPU) {
-		/* An off-CPU interval has no api: it takes the general
-		 * loop below, cheap at its few thousand rows a second. */
+		/* A block of off-CPU intervals with a NULL stack takes
+		 * the general loop below, cheap at their few thousand rows
+		 * a second. */
 		kc[nkeys++] = c->tid;
 		kc[nkeys++] = c->state;
 		kc[nkeys++] = c->stack;
@@ -626,10 +680,30 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		kc[nkeys++] = c->op;
 		kc[nkeys++] = c->nranks;
 		kc[nkeys++] = c->bytes;
+	} else if (second == GR_SUM_RUNQ) {
+		/* dur and tid become the log2 bucket and the main-thread
+		 * flag (derive_keys); the bucket second, as the memo slot
+		 * hashes the first two keys: a thread's waits change bucket
+		 * from one to the next. */
+		kc[nkeys++] = c->comm;
+		kc[nkeys++] = c->dur;
+		kc[nkeys++] = c->tid;
+	} else if (second == GR_SUM_IO && r->t == GR_T_block_io) {
+		kc[nkeys++] = c->dev;
+		kc[nkeys++] = c->disk;
+		kc[nkeys++] = c->op;
+		kc[nkeys++] = c->dur;
+	} else if (second == GR_SUM_IO) {
+		/* Keys 0-3 are a block request's: NULL here, so a file
+		 * call takes the general loop (1,000 a second). */
+		for (int j = 0; j < 4; j++)
+			kc[nkeys++] = -1;
+		kc[nkeys++] = c->syscall;
+		kc[nkeys++] = c->comm;
 	}
 	int fast = plain(r, c->ret, 1) && plain(r, c->bytes, 1) &&
 		   plain(r, c->pid, 0) && plain(r, c->dur, 0) &&
-		   plain(r, c->api, 0);
+		   (api < 0 || plain(r, c->api, 0));
 	for (int j = 0; fast && j < nkeys; j++)
 		fast = plain(r, kc[j], 0);
 	if (fast)
@@ -656,6 +730,8 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 			k2[j] = val(&key[j], i);
 			kn2 |= (uint8_t)(is_null(&key[j], i) << j);
 		}
+		if (second == GR_SUM_RUNQ || second == GR_SUM_IO)
+			derive_keys(second, r->t, &x, k2, &kn2);
 		if (add_kinds(s, api, second, segment_rows,
 			      minute_of(x.ts, &mstart, &mend), &x, ka,
 			      (uint8_t)is_null(&capi, i), k2, kn2))

@@ -2,7 +2,7 @@
  * kept in each segment beside the raw blocks, so that reports over days of
  * data read thousands of rows instead of decoding billions of events.
  *
- * Six kinds, each a GR_TF_SUMMARY table of schema/tables.def:
+ * Eight kinds, each a GR_TF_SUMMARY table of schema/tables.def:
  *   sum_api     every CUDA call (all cuda_* tables) by process and API;
  *   sum_kernel  launches by process, kernel name and grid/block shape;
  *   sum_memcpy  copies by process, direction and sync/async;
@@ -15,10 +15,16 @@
  *   sum_launch_slots  per process, the 10 ms slots of each minute in
  *               which it launched a kernel or graph, a bitmap merged by OR
  *               (launch-gaps looks for pauses only between set slots: the
- *               set does not depend on the order launches arrive in).
+ *               set does not depend on the order launches arrive in);
+ *   sum_runq    run-queue waits by process, thread name, whether the
+ *               thread is the main one, and log2 latency bucket (what
+ *               runq-latency prints);
+ *   sum_io      block requests by device, disk name, op and log2 latency
+ *               bucket, and file calls by syscall and thread name
+ *               (io-latency).
  * Each row holds a count, the duration total/min/max and sum of squares,
- * bytes, errors, the first and last event time, and for sum_api and
- * sum_memcpy a histogram of
+ * bytes, errors, the first and last event time, and for sum_api,
+ * sum_memcpy, sum_runq and sum_io a histogram of
  * durations (log-linear, 128 buckets per power of two: a quantile read
  * from it is within 0.4 % of a value of the data).
  *
@@ -45,7 +51,8 @@
 
 enum gr_sum_kind {
 	GR_SUM_API = 1, GR_SUM_KERNEL = 2, GR_SUM_MEMCPY = 3,
-	GR_SUM_OFFCPU = 4, GR_SUM_SLOTS = 5, GR_SUM_NCCL = 6,
+	GR_SUM_OFFCPU = 4, GR_SUM_SLOTS = 5, GR_SUM_NCCL = 6, GR_SUM_RUNQ = 7,
+	GR_SUM_IO = 8,
 };
 
 /* sum_launch_slots: a minute of 6,000 slots of 10 ms, one bit each (slot
@@ -56,7 +63,15 @@ enum gr_sum_kind {
 #define GR_SUM_SLOT_BYTES (GR_SUM_SLOTS_PER_MIN / 8)
 
 /* Kinds with no histogram: their rows' hist is NULL. */
-#define GR_SUM_HAS_HIST(kind) ((kind) == GR_SUM_API || (kind) == GR_SUM_MEMCPY)
+#define GR_SUM_HAS_HIST(kind)                                               \
+	((kind) == GR_SUM_API || (kind) == GR_SUM_MEMCPY ||                 \
+	 (kind) == GR_SUM_RUNQ || (kind) == GR_SUM_IO)
+
+/* The log2 latency bucket the latency reports print, in us: 0 under 1 us,
+ * else the power of two at or below dur / 1000.  Computed as the reports'
+ * SQL does it (log2, then power, in doubles) so that a key written here
+ * and a bucket the --raw half computes are the same number. */
+int64_t gr_sum_lat_bucket(int64_t dur);
 
 /* ---- histograms ---------------------------------------------------------- */
 
@@ -157,8 +172,8 @@ int gr_sum__each(struct gr_sum *s, int dirty_only,
 		 int (*fn)(void *ctx, const struct gr_sum_ent *e), void *ctx);
 
 /* Returns the summary kind table t feeds as API calls (every cuda_*
- * table), or 0; and the second kind it feeds (kernel, memcpy or offcpu),
- * or 0. */
+ * table), or 0; and the second kind it feeds (kernel, memcpy, offcpu,
+ * nccl, runq or io), or 0. */
 int gr_sum_kinds(int t, int *second);
 
 /* The segment table's DDL, its column list in order, and the SQL that
@@ -178,7 +193,8 @@ int gr_sum__put_row(struct gr_sum *s, struct sqlite3_stmt *st);
 #define GR_SUM_META_KINDS "summary_kinds"
 #define GR_SUM_WRITTEN_KINDS                                                \
 	(1u << GR_SUM_API | 1u << GR_SUM_KERNEL | 1u << GR_SUM_MEMCPY |     \
-	 1u << GR_SUM_OFFCPU | 1u << GR_SUM_SLOTS | 1u << GR_SUM_NCCL)
+	 1u << GR_SUM_OFFCPU | 1u << GR_SUM_SLOTS | 1u << GR_SUM_NCCL |     \
+	 1u << GR_SUM_RUNQ | 1u << GR_SUM_IO)
 
 struct gr_segment;
 /* Whether segment seg keeps summary rows of kind with every column (a
