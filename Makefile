@@ -59,6 +59,8 @@ QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
 QUERY_SRC += query/shell.c query/lineedit.c
 # Did-you-mean and the global filters' check (report parameters).
 QUERY_SRC += query/suggest.c query/filters.c
+# The NCCL straggler tables (nccl-skew, nccl-arrivals).
+QUERY_SRC += query/nccl_fleet.c
 # The shared containers (common/hmap.c) go wherever common/parse.c goes.
 STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
@@ -240,6 +242,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/gapsum.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/ncclsum.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/ncclfleet.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 

@@ -1,0 +1,786 @@
+/* nccl_fleet.c - the NCCL straggler tables: every collective's arrivals
+ * grouped in C, in one pass, instead of SQLite window functions.
+ *
+ * nccl-skew and nccl-arrivals compare each rank's entry into a collective
+ * with the other ranks' entries into the same one (communicator and seq,
+ * across hosts).  Written as SQL, that is a window per (comm_id, seq) and
+ * another per (comm_id, seq, host): SQLite sorts every nccl row once per
+ * window and once more for the GROUP BY, and percentile() keeps each
+ * rank's values again; over 8 hosts x 1 minute (1.1 million calls) that
+ * took 12 s.  Here the calls are read once through the nccl table (so
+ * --since, --until, --pid and --host hold as they do for any query) into
+ * one record each; a hash gives each collective an id and a counting pass
+ * groups the records by it (moving each once: sorting the records moved
+ * each log n times and took half the time), and each collective's first
+ * and last arrival, its last rank and each rank's lateness are found by
+ * walking its few arrivals.  The ranks are grouped the same way.
+ *
+ * Two eponymous table-valued functions, which the reports read (their
+ * --raw halves keep the window-function SQL these tables must equal):
+ *
+ *  nccl_rank_skew     one row per (comm_id, host, pid, rank) over the
+ *                     collectives seen on as many ranks as the
+ *                     communicator's best covered ones (a window's edge or
+ *                     a missing host cannot name a rank late);
+ *  nccl_last_arrival  one row per collective (comm_id, seq): ranks seen,
+ *                     first arrival, the last rank and the one before it.
+ *
+ * Exactness: lateness is an integer; its mean is the int64 sum over the
+ * count as a double, which is what SQLite's avg() gives while the sum
+ * stays below 2^53 ns (104 days of lateness per rank); p99 interpolates
+ * the sorted values exactly as percentile() does (aggregates.c).
+ *
+ * Memory is one record per call (88 bytes) plus a few words of index, and
+ * time is that of reading every call: a day of 8 busy hosts (1.6 billion
+ * calls) neither fits nor answers in seconds; that needs per-collective
+ * summaries written at ingest (docs/reports.md says where this stands).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/nccl_fleet.h"
+
+/* The collectives that have a seq shared by every rank: the reports'
+ * --raw halves filter on the same list. */
+#define COLLECTIVE_OPS "('AllReduce', 'AllGather', 'ReduceScatter', " \
+		       "'Broadcast', 'Reduce', 'AllToAll')"
+
+/* A NULL integer column: never a real pid, rank, nranks or byte count. */
+#define NUL INT64_MIN
+
+/* One rank's entry into one collective. */
+struct arrival {
+	int64_t comm, seq, pid, rank, nranks, ts;
+	int64_t bytes;
+	int64_t late;		/* ts less the collective's first entry */
+	int64_t host_late;	/* ts less its host's first entry, or NUL */
+	int32_t host;		/* index into names, in strcmp order */
+	int32_t op;		/* index into names */
+	int32_t n;		/* ranks seen in the collective */
+	uint8_t last;		/* the one rank that entered last */
+};
+
+/* What both tables are computed from. */
+struct nccl_load {
+	struct arrival *a;
+	size_t n, cap;
+	char **names;		/* hosts and ops, interned */
+	int nnames, capnames;
+};
+
+static void load_free(struct nccl_load *l)
+{
+	for (int i = 0; i < l->nnames; i++)
+		free(l->names[i]);
+	free(l->names);
+	free(l->a);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Returns the index of @s in l->names, adding it if new, or -1 (ENOMEM).
+ * Hosts and ops are few: a scan from the last hit finds them. */
+static int intern(struct nccl_load *l, const char *s, int hint)
+{
+	if (hint >= 0 && hint < l->nnames && !strcmp(l->names[hint], s))
+		return hint;
+	for (int i = 0; i < l->nnames; i++)
+		if (!strcmp(l->names[i], s))
+			return i;
+	if (l->nnames == l->capnames) {
+		int cap = l->capnames ? 2 * l->capnames : 16;
+		char **p = realloc(l->names, (size_t)cap * sizeof(*p));
+		if (!p)
+			return -1;
+		l->names = p;
+		l->capnames = cap;
+	}
+	if (!(l->names[l->nnames] = strdup(s)))
+		return -1;
+	return l->nnames++;
+}
+
+static int64_t col_int(sqlite3_stmt *st, int c)
+{
+	return sqlite3_column_type(st, c) == SQLITE_NULL ?
+	       NUL : sqlite3_column_int64(st, c);
+}
+
+static const char *const *sort_names;
+
+static int cmp_name(const void *pa, const void *pb)
+{
+	return strcmp(sort_names[*(const int *)pa],
+		      sort_names[*(const int *)pb]);
+}
+
+/* Renumbers the interned names in strcmp order, so that comparing two
+ * host indexes orders hosts as SQLite's BINARY collation does. */
+static int renumber_names(struct nccl_load *l)
+{
+	int n = l->nnames;
+	int *order = malloc((size_t)(n ? n : 1) * sizeof(*order));
+	int *newid = malloc((size_t)(n ? n : 1) * sizeof(*newid));
+	char **names = malloc((size_t)(n ? n : 1) * sizeof(*names));
+
+	if (!order || !newid || !names) {
+		free(order), free(newid), free(names);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	sort_names = (const char *const *)l->names;
+	qsort(order, (size_t)n, sizeof(*order), cmp_name);
+	for (int i = 0; i < n; i++) {
+		newid[order[i]] = i;
+		names[i] = l->names[order[i]];
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		l->a[i].host = newid[l->a[i].host];
+		l->a[i].op = newid[l->a[i].op];
+	}
+	free(l->names);
+	l->names = names;
+	free(order);
+	free(newid);
+	return 0;
+}
+
+/* Reads the collectives of the nccl table into @l.  Returns SQLITE_OK, or
+ * an SQLite error code with *err set (sqlite3_malloc'd). */
+static int load(sqlite3 *db, struct nccl_load *l, char **err)
+{
+	static const char sql[] =
+		"SELECT comm_id, seq, host, pid, rank, nranks, ts, op, bytes "
+		"FROM nccl WHERE seq IS NOT NULL AND comm_id IS NOT NULL "
+		"AND +op IN " COLLECTIVE_OPS;
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	int hhint = -1, ohint = -1;
+
+	if (rc != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		return rc;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? 2 * l->cap : 65536;
+			struct arrival *p = realloc(l->a, cap * sizeof(*p));
+			if (!p) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			l->a = p;
+			l->cap = cap;
+		}
+		const char *host = (const char *)sqlite3_column_text(st, 2);
+		const char *op = (const char *)sqlite3_column_text(st, 7);
+		struct arrival *a = &l->a[l->n];
+
+		memset(a, 0, sizeof(*a));
+		hhint = intern(l, host ? host : "", hhint);
+		ohint = intern(l, op ? op : "", ohint);
+		if (hhint < 0 || ohint < 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		a->comm = sqlite3_column_int64(st, 0);
+		a->seq = sqlite3_column_int64(st, 1);
+		a->host = hhint;
+		a->pid = col_int(st, 3);
+		a->rank = col_int(st, 4);
+		a->nranks = col_int(st, 5);
+		a->ts = sqlite3_column_int64(st, 6);
+		a->op = ohint;
+		a->bytes = col_int(st, 8);
+		l->n++;
+	}
+	if (rc == SQLITE_DONE)
+		rc = SQLITE_OK;
+	else if (rc == SQLITE_NOMEM)
+		*err = sqlite3_mprintf("out of memory reading nccl");
+	else
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	if (rc == SQLITE_OK && renumber_names(l))
+		rc = SQLITE_NOMEM;
+	return rc;
+}
+
+/* Ids for keys of up to four words ((comm_id, seq) of a collective,
+ * (comm_id, host, pid, rank) of a rank), in first-seen order: linear
+ * probing in a power-of-two table of ids kept at most half full.  Grouping
+ * by id and then counting ids moves each arrival once, where sorting the
+ * arrivals moved each of them log n times (that sort was half the time). */
+struct idmap {
+	int64_t (*key)[4];	/* by id */
+	uint32_t *slot;		/* id + 1, or 0 where empty */
+	size_t cap;		/* slots: 0 or a power of two */
+	uint32_t n, capkeys;
+};
+
+static uint64_t key_hash(const int64_t k[4])
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (int i = 0; i < 4; i++) {
+		h ^= (uint64_t)k[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+static void idmap_free(struct idmap *m)
+{
+	free(m->key);
+	free(m->slot);
+	memset(m, 0, sizeof(*m));
+}
+
+static int idmap_grow(struct idmap *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 1024;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (uint32_t id = 0; id < m->n; id++) {
+		size_t i = key_hash(m->key[id]) & (cap - 1);
+		while (slot[i])
+			i = (i + 1) & (cap - 1);
+		slot[i] = id + 1;
+	}
+	free(m->slot);
+	m->slot = slot;
+	m->cap = cap;
+	return 0;
+}
+
+/* Returns the id of @k, adding it if new, or -1 (ENOMEM). */
+static int64_t idmap_get(struct idmap *m, const int64_t k[4])
+{
+	size_t i;
+
+	if (2 * (size_t)(m->n + 1) > m->cap && idmap_grow(m))
+		return -1;
+	for (i = key_hash(k) & (m->cap - 1); m->slot[i];
+	     i = (i + 1) & (m->cap - 1)) {
+		const int64_t *o = m->key[m->slot[i] - 1];
+		if (o[0] == k[0] && o[1] == k[1] && o[2] == k[2] &&
+		    o[3] == k[3])
+			return m->slot[i] - 1;
+	}
+	if (m->n == m->capkeys) {
+		uint32_t cap = m->capkeys ? 2 * m->capkeys : 1024;
+		int64_t (*key)[4] = realloc(m->key, cap * sizeof(*key));
+		if (!key)
+			return -1;
+		m->key = key;
+		m->capkeys = cap;
+	}
+	memcpy(m->key[m->n], k, sizeof(m->key[0]));
+	m->slot[i] = m->n + 1;
+	return m->n++;
+}
+
+/* Groups arrivals by the ids in @id[0..n) (< nids): on return ord[start[g]
+ * .. start[g + 1]) are the indexes with id g, in their first order.
+ * @start has nids + 1 entries. */
+static void group_by_id(const uint32_t *id, size_t n, uint32_t nids,
+			uint32_t *start, uint32_t *ord)
+{
+	memset(start, 0, ((size_t)nids + 1) * sizeof(*start));
+	for (size_t i = 0; i < n; i++)
+		start[id[i] + 1]++;
+	for (uint32_t g = 0; g < nids; g++)
+		start[g + 1] += start[g];
+	for (size_t i = 0; i < n; i++)
+		ord[start[id[i]]++] = (uint32_t)i;
+	/* Each start[g] now holds the end of group g: shift them back. */
+	memmove(start + 1, start, (size_t)nids * sizeof(*start));
+	start[0] = 0;
+}
+
+#define CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
+
+/* Within a collective: by host, then time, so that each host's share is a
+ * contiguous run whose first is the host's first arrival. */
+static int cmp_host_ts(const void *pa, const void *pb, void *arg)
+{
+	const struct arrival *v = arg;
+	const struct arrival *a = &v[*(const uint32_t *)pa];
+	const struct arrival *b = &v[*(const uint32_t *)pb];
+
+	CMP(a->host, b->host);
+	CMP(a->ts, b->ts);
+	return 0;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* nccl-arrivals' order of a collective's arrivals: latest first, then
+ * host, then rank.  Returns whether @a comes before @b. */
+static int later(const struct arrival *a, const struct arrival *b)
+{
+	if (a->ts != b->ts)
+		return a->ts > b->ts;
+	if (a->host != b->host)
+		return a->host < b->host;
+	return a->rank < b->rank;
+}
+
+/* One collective's row of nccl_last_arrival. */
+struct coll_row {
+	int64_t comm, seq, first, prev_ts;	/* prev_ts: NUL if alone */
+	const struct arrival *last;		/* into the load */
+	int32_t n;
+};
+
+/* Fills each arrival's n, late, host_late and last from its collective's
+ * arrivals @o[0..k) (indexes into @a), and @r. */
+static void walk_collective(struct arrival *a, uint32_t *o, size_t k,
+			    struct coll_row *r)
+{
+	int64_t first = a[o[0]].ts, lastts = a[o[0]].ts;
+	size_t nlast = 0, pos1 = o[0], pos2 = SIZE_MAX;
+
+	qsort_r(o, k, sizeof(*o), cmp_host_ts, a);
+	for (size_t m = 0; m < k; m++) {
+		if (a[o[m]].ts < first)
+			first = a[o[m]].ts;
+		if (a[o[m]].ts > lastts)
+			lastts = a[o[m]].ts;
+	}
+	for (size_t h0 = 0, h; h0 < k; h0 = h) {
+		const struct arrival *hf = &a[o[h0]];
+		for (h = h0; h < k && a[o[h]].host == hf->host; h++)
+			;
+		for (size_t m = h0; m < h; m++) {
+			struct arrival *x = &a[o[m]];
+			x->n = (int32_t)k;
+			x->late = x->ts - first;
+			x->host_late = h - h0 > 1 ? x->ts - hf->ts : NUL;
+			nlast += x->ts == lastts;
+		}
+	}
+	for (size_t m = 0; m < k; m++) {
+		size_t x = o[m];
+		a[x].last = a[x].ts == lastts && nlast == 1;
+		if (x == pos1)
+			continue;
+		if (later(&a[x], &a[pos1])) {
+			pos2 = pos1;
+			pos1 = x;
+		} else if (pos2 == SIZE_MAX || later(&a[x], &a[pos2])) {
+			pos2 = x;
+		}
+	}
+	r->comm = a[o[0]].comm;
+	r->seq = a[o[0]].seq;
+	r->first = first;
+	r->last = &a[pos1];
+	r->prev_ts = pos2 == SIZE_MAX ? NUL : a[pos2].ts;
+	r->n = (int32_t)k;
+}
+
+/* Groups @l's arrivals by collective and walks each: fills @rows (one per
+ * collective, *nrows of them; l->n entries must fit).  Returns 0 or
+ * -ENOMEM. */
+static int walk_collectives(struct nccl_load *l, struct coll_row *rows,
+			    size_t *nrows)
+{
+	struct idmap m = {0};
+	uint32_t *id = malloc((l->n ? l->n : 1) * sizeof(*id));
+	uint32_t *ord = malloc((l->n ? l->n : 1) * sizeof(*ord));
+	uint32_t *start = NULL;
+	int rc = -ENOMEM;
+
+	if (!id || !ord)
+		goto out;
+	for (size_t i = 0; i < l->n; i++) {
+		int64_t k[4] = { l->a[i].comm, l->a[i].seq, 0, 0 };
+		int64_t g = idmap_get(&m, k);
+		if (g < 0)
+			goto out;
+		id[i] = (uint32_t)g;
+	}
+	if (!(start = malloc(((size_t)m.n + 1) * sizeof(*start))))
+		goto out;
+	group_by_id(id, l->n, m.n, start, ord);
+	for (uint32_t g = 0; g < m.n; g++)
+		walk_collective(l->a, ord + start[g], start[g + 1] - start[g],
+				&rows[g]);
+	*nrows = m.n;
+	rc = 0;
+out:
+	idmap_free(&m);
+	free(id);
+	free(ord);
+	free(start);
+	return rc;
+}
+
+/* One row of nccl_rank_skew. */
+struct skew_row {
+	int64_t comm, pid, rank, nranks;	/* nranks: the most seen */
+	int64_t collectives, last, max_late;
+	double mean_late, p99_late, host_late;
+	int32_t host, n;
+	int has_host_late;
+};
+
+/* percentile(x, 99) of aggregates.c over @v[0..n), sorted. */
+static double p99(const int64_t *v, size_t n)
+{
+	double ix = 99 / 100.0 * (double)(n - 1);
+	size_t i1 = (size_t)ix;
+	size_t i2 = (ix == (double)i1 || i1 == n - 1) ? i1 : i1 + 1;
+	double v1 = (double)v[i1], v2 = (double)v[i2];
+
+	return v1 + (v2 - v1) * (ix - (double)i1);
+}
+
+/* Folds one rank's counted arrivals @o[0..k) into @r; @late has room for
+ * k values. */
+static void skew_fold(const struct arrival *a, const uint32_t *o, size_t k,
+		      int64_t *late, struct skew_row *r)
+{
+	const struct arrival *f = &a[o[0]];
+	int64_t sum = 0, hsum = 0, hn = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->comm = f->comm;
+	r->host = f->host;
+	r->pid = f->pid;
+	r->rank = f->rank;
+	r->nranks = NUL;
+	r->n = f->n;
+	for (size_t m = 0; m < k; m++) {
+		const struct arrival *x = &a[o[m]];
+		late[m] = x->late;
+		sum += x->late;
+		r->last += x->last;
+		if (x->nranks != NUL && x->nranks > r->nranks)
+			r->nranks = x->nranks;
+		if (x->host_late != NUL) {
+			hsum += x->host_late;
+			hn++;
+		}
+	}
+	qsort(late, k, sizeof(*late), cmp_i64);
+	r->collectives = (int64_t)k;
+	r->max_late = late[k - 1];
+	r->mean_late = (double)sum / (double)k;
+	r->p99_late = p99(late, k);
+	r->has_host_late = hn > 0;
+	if (hn)
+		r->host_late = (double)hsum / (double)hn;
+}
+
+/* Fills @rows (*nrows; l->n fit) with one row per (comm_id, host, pid,
+ * rank) over the arrivals nccl-skew counts: those of collectives seen on
+ * as many ranks as their communicator's best covered ones, and on more
+ * than one.  @l must have been walked.  Returns 0 or -ENOMEM. */
+static int rank_skew(struct nccl_load *l, struct skew_row *rows,
+		     size_t *nrows)
+{
+	struct idmap comms = {0}, ranks = {0};
+	int32_t *most = NULL;
+	uint32_t *id = malloc((l->n ? l->n : 1) * sizeof(*id));
+	uint32_t *kept = malloc((l->n ? l->n : 1) * sizeof(*kept));
+	uint32_t *ord = malloc((l->n ? l->n : 1) * sizeof(*ord));
+	int64_t *late = malloc((l->n ? l->n : 1) * sizeof(*late));
+	uint32_t *start = NULL;
+	size_t nkept = 0;
+	int rc = -ENOMEM;
+
+	if (!id || !kept || !ord || !late)
+		goto out;
+	for (size_t i = 0; i < l->n; i++) {
+		int64_t k[4] = { l->a[i].comm, 0, 0, 0 };
+		int64_t c = idmap_get(&comms, k);
+		if (c < 0)
+			goto out;
+		id[i] = (uint32_t)c;
+	}
+	if (!(most = calloc(comms.n ? comms.n : 1, sizeof(*most))))
+		goto out;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->a[i].n > most[id[i]])
+			most[id[i]] = l->a[i].n;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct arrival *x = &l->a[i];
+		if (x->n != most[id[i]] || x->n <= 1)
+			continue;
+		int64_t k[4] = { x->comm, x->host, x->pid, x->rank };
+		int64_t g = idmap_get(&ranks, k);
+		if (g < 0)
+			goto out;
+		/* id[] is read at i only: reuse it for the kept ones. */
+		kept[nkept] = (uint32_t)i;
+		id[nkept++] = (uint32_t)g;
+	}
+	if (!(start = malloc(((size_t)ranks.n + 1) * sizeof(*start))))
+		goto out;
+	group_by_id(id, nkept, ranks.n, start, ord);
+	for (size_t m = 0; m < nkept; m++)
+		ord[m] = kept[ord[m]];
+	for (uint32_t g = 0; g < ranks.n; g++)
+		skew_fold(l->a, ord + start[g], start[g + 1] - start[g], late,
+			  &rows[g]);
+	*nrows = ranks.n;
+	rc = 0;
+out:
+	idmap_free(&comms);
+	idmap_free(&ranks);
+	free(most);
+	free(id);
+	free(kept);
+	free(ord);
+	free(late);
+	free(start);
+	return rc;
+}
+
+/* The two tables, by the column lists they declare. */
+enum nccl_table { T_SKEW, T_ARRIVAL };
+
+static const char *const table_ddl[] = {
+	[T_SKEW] = "CREATE TABLE x(host TEXT, rank INTEGER, pid INTEGER, "
+		   "comm_id INTEGER, n INTEGER, nranks INTEGER, "
+		   "collectives INTEGER, last INTEGER, mean_late REAL, "
+		   "p99_late REAL, max_late INTEGER, host_late REAL)",
+	[T_ARRIVAL] = "CREATE TABLE x(comm_id INTEGER, seq INTEGER, "
+		      "op TEXT, bytes INTEGER, n INTEGER, nranks INTEGER, "
+		      "first_ts INTEGER, last_ts INTEGER, last_host TEXT, "
+		      "last_rank INTEGER, last_pid INTEGER, prev_ts INTEGER)",
+};
+
+struct nf_vtab {
+	sqlite3_vtab base;
+	sqlite3 *db;
+	enum nccl_table t;
+};
+
+struct nf_cursor {
+	sqlite3_vtab_cursor base;
+	struct nccl_load l;
+	struct skew_row *skew;
+	struct coll_row *coll;
+	size_t n, i;
+};
+
+static int nf_connect(sqlite3 *db, void *aux, int argc,
+		      const char *const *argv, sqlite3_vtab **out, char **err)
+{
+	(void)argc, (void)argv, (void)err;
+	enum nccl_table t = (enum nccl_table)(intptr_t)aux;
+	int rc = sqlite3_declare_vtab(db, table_ddl[t]);
+	struct nf_vtab *v;
+
+	if (rc != SQLITE_OK)
+		return rc;
+	if (!(v = sqlite3_malloc(sizeof(*v))))
+		return SQLITE_NOMEM;
+	memset(v, 0, sizeof(*v));
+	v->db = db;
+	v->t = t;
+	*out = &v->base;
+	return SQLITE_OK;
+}
+
+static int nf_disconnect(sqlite3_vtab *v)
+{
+	sqlite3_free(v);
+	return SQLITE_OK;
+}
+
+static int nf_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
+{
+	(void)v;
+	/* No constraint is used: the rows exist only once every call has
+	 * been read, and SQLite filters them. */
+	ii->estimatedCost = 1e6;
+	return SQLITE_OK;
+}
+
+static int nf_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+	struct nf_cursor *c = calloc(1, sizeof(*c));
+
+	(void)v;
+	if (!c)
+		return SQLITE_NOMEM;
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static void cursor_reset(struct nf_cursor *c)
+{
+	load_free(&c->l);
+	free(c->skew);
+	free(c->coll);
+	c->skew = NULL;
+	c->coll = NULL;
+	c->n = c->i = 0;
+}
+
+static int nf_close(sqlite3_vtab_cursor *cur)
+{
+	struct nf_cursor *c = (struct nf_cursor *)cur;
+
+	cursor_reset(c);
+	free(c);
+	return SQLITE_OK;
+}
+
+static int nf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
+		     int argc, sqlite3_value **argv)
+{
+	(void)idx, (void)idxstr, (void)argc, (void)argv;
+	struct nf_cursor *c = (struct nf_cursor *)cur;
+	struct nf_vtab *v = (struct nf_vtab *)cur->pVtab;
+	char *err = NULL;
+	size_t nc;
+	int rc;
+
+	cursor_reset(c);
+	rc = load(v->db, &c->l, &err);
+	if (rc != SQLITE_OK) {
+		sqlite3_free(v->base.zErrMsg);
+		v->base.zErrMsg = err;
+		return rc;
+	}
+	/* One row per collective, or per rank: at most one per arrival. */
+	c->coll = malloc((c->l.n ? c->l.n : 1) * sizeof(*c->coll));
+	if (!c->coll || walk_collectives(&c->l, c->coll, &nc))
+		return SQLITE_NOMEM;
+	if (v->t == T_ARRIVAL) {
+		c->n = nc;
+		return SQLITE_OK;
+	}
+	c->skew = malloc((c->l.n ? c->l.n : 1) * sizeof(*c->skew));
+	if (!c->skew || rank_skew(&c->l, c->skew, &c->n))
+		return SQLITE_NOMEM;
+	return SQLITE_OK;
+}
+
+static int nf_next(sqlite3_vtab_cursor *cur)
+{
+	((struct nf_cursor *)cur)->i++;
+	return SQLITE_OK;
+}
+
+static int nf_eof(sqlite3_vtab_cursor *cur)
+{
+	struct nf_cursor *c = (struct nf_cursor *)cur;
+
+	return c->i >= c->n;
+}
+
+static void result_int(sqlite3_context *ctx, int64_t v)
+{
+	if (v != NUL)
+		sqlite3_result_int64(ctx, v);
+}
+
+static void skew_column(struct nf_cursor *c, sqlite3_context *ctx, int col)
+{
+	const struct skew_row *r = &c->skew[c->i];
+
+	switch (col) {
+	case 0: sqlite3_result_text(ctx, c->l.names[r->host], -1,
+				    SQLITE_TRANSIENT); break;
+	case 1: result_int(ctx, r->rank); break;
+	case 2: result_int(ctx, r->pid); break;
+	case 3: sqlite3_result_int64(ctx, r->comm); break;
+	case 4: sqlite3_result_int64(ctx, r->n); break;
+	case 5: result_int(ctx, r->nranks); break;
+	case 6: sqlite3_result_int64(ctx, r->collectives); break;
+	case 7: sqlite3_result_int64(ctx, r->last); break;
+	case 8: sqlite3_result_double(ctx, r->mean_late); break;
+	case 9: sqlite3_result_double(ctx, r->p99_late); break;
+	case 10: sqlite3_result_int64(ctx, r->max_late); break;
+	case 11:
+		if (r->has_host_late)
+			sqlite3_result_double(ctx, r->host_late);
+		break;
+	}
+}
+
+static void arrival_column(struct nf_cursor *c, sqlite3_context *ctx,
+			   int col)
+{
+	const struct coll_row *r = &c->coll[c->i];
+	const struct arrival *l = r->last;
+
+	switch (col) {
+	case 0: sqlite3_result_int64(ctx, r->comm); break;
+	case 1: sqlite3_result_int64(ctx, r->seq); break;
+	case 2: sqlite3_result_text(ctx, c->l.names[l->op], -1,
+				    SQLITE_TRANSIENT); break;
+	case 3: result_int(ctx, l->bytes); break;
+	case 4: sqlite3_result_int64(ctx, r->n); break;
+	case 5: result_int(ctx, l->nranks); break;
+	case 6: sqlite3_result_int64(ctx, r->first); break;
+	case 7: sqlite3_result_int64(ctx, l->ts); break;
+	case 8: sqlite3_result_text(ctx, c->l.names[l->host], -1,
+				    SQLITE_TRANSIENT); break;
+	case 9: result_int(ctx, l->rank); break;
+	case 10: result_int(ctx, l->pid); break;
+	case 11: result_int(ctx, r->prev_ts); break;
+	}
+}
+
+static int nf_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
+		     int col)
+{
+	struct nf_cursor *c = (struct nf_cursor *)cur;
+
+	if (((struct nf_vtab *)cur->pVtab)->t == T_SKEW)
+		skew_column(c, ctx, col);
+	else
+		arrival_column(c, ctx, col);
+	return SQLITE_OK;
+}
+
+static int nf_rowid(sqlite3_vtab_cursor *cur, sqlite_int64 *rowid)
+{
+	*rowid = (sqlite_int64)((struct nf_cursor *)cur)->i;
+	return SQLITE_OK;
+}
+
+/* Eponymous-only (no xCreate): the tables exist by name in every
+ * connection, take no arguments and are not listed by `gpurec tables`,
+ * which lists the recording's tables. */
+static sqlite3_module nf_module = {
+	.iVersion = 1,
+	.xConnect = nf_connect,
+	.xBestIndex = nf_best_index,
+	.xDisconnect = nf_disconnect,
+	.xOpen = nf_open,
+	.xClose = nf_close,
+	.xFilter = nf_filter,
+	.xNext = nf_next,
+	.xEof = nf_eof,
+	.xColumn = nf_column,
+	.xRowid = nf_rowid,
+};
+
+int gr_nccl_fleet__register(sqlite3 *db)
+{
+	int rc = sqlite3_create_module(db, "nccl_rank_skew", &nf_module,
+				       (void *)(intptr_t)T_SKEW);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_module(db, "nccl_last_arrival", &nf_module,
+					   (void *)(intptr_t)T_ARRIVAL);
+	return rc;
+}
