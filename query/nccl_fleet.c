@@ -436,10 +436,11 @@ struct skew_row {
 	int has_host_late;
 };
 
-/* percentile(x, 99) of aggregates.c over @v[0..n), sorted. */
-static double p99(const int64_t *v, size_t n)
+/* percentile(x, 100 * @frac) of aggregates.c (median(): 0.5) over
+ * @v[0..n), sorted; n > 0. */
+static double pct(const int64_t *v, size_t n, double frac)
 {
-	double ix = 99 / 100.0 * (double)(n - 1);
+	double ix = frac * (double)(n - 1);
 	size_t i1 = (size_t)ix;
 	size_t i2 = (ix == (double)i1 || i1 == n - 1) ? i1 : i1 + 1;
 	double v1 = (double)v[i1], v2 = (double)v[i2];
@@ -478,7 +479,7 @@ static void skew_fold(const struct arrival *a, const uint32_t *o, size_t k,
 	r->collectives = (int64_t)k;
 	r->max_late = late[k - 1];
 	r->mean_late = (double)sum / (double)k;
-	r->p99_late = p99(late, k);
+	r->p99_late = pct(late, k, 99 / 100.0);
 	r->has_host_late = hn > 0;
 	if (hn)
 		r->host_late = (double)hsum / (double)hn;
@@ -549,8 +550,389 @@ out:
 	return rc;
 }
 
-/* The two tables, by the column lists they declare. */
-enum nccl_table { T_SKEW, T_ARRIVAL };
+/* Groups the arrivals of @l for which @key fills a key (returns 1) by
+ * that key: *m holds the keys (group g is m->key[g]), and *ord[(*start)[g]
+ * .. (*start)[g + 1]) the indexes of group g's arrivals, in load order.
+ * Returns 0 or -ENOMEM (nothing to free then). */
+static int group_arrivals(const struct nccl_load *l,
+			  int (*key)(const struct arrival *, int64_t k[4]),
+			  struct idmap *m, uint32_t **start, uint32_t **ord)
+{
+	uint32_t *id = calloc(l->n ? l->n : 1, sizeof(*id));
+	uint32_t *kept = malloc((l->n ? l->n : 1) * sizeof(*kept));
+	size_t n = 0;
+
+	memset(m, 0, sizeof(*m));
+	*start = NULL;
+	*ord = malloc((l->n ? l->n : 1) * sizeof(**ord));
+	if (!id || !kept || !*ord)
+		goto fail;
+	for (size_t i = 0; i < l->n; i++) {
+		int64_t k[4] = {0};
+		if (!key(&l->a[i], k))
+			continue;
+		int64_t g = idmap_get(m, k);
+		if (g < 0)
+			goto fail;
+		kept[n] = (uint32_t)i;
+		id[n++] = (uint32_t)g;
+	}
+	if (!(*start = malloc(((size_t)m->n + 1) * sizeof(**start))))
+		goto fail;
+	group_by_id(id, n, m->n, *start, *ord);
+	for (size_t i = 0; i < n; i++)
+		(*ord)[i] = kept[(*ord)[i]];
+	free(id);
+	free(kept);
+	return 0;
+fail:
+	free(id);
+	free(kept);
+	free(*ord);
+	free(*start);
+	*ord = *start = NULL;
+	idmap_free(m);
+	return -ENOMEM;
+}
+
+/* rank-pace's groupings: a rank; a process's repeats of one call (op and
+ * size), whose seq gaps give the iteration length; a process's calls in a
+ * communicator, whose entries one iteration apart give its time; and the
+ * pools of gaps whose medians are compared, per (comm_id, op, bytes).
+ * Keys compare NULLs equal, as GROUP BY and PARTITION BY do. */
+static int key_rank(const struct arrival *a, int64_t k[4])
+{
+	k[0] = a->comm, k[1] = a->host, k[2] = a->pid, k[3] = a->rank;
+	return 1;
+}
+
+static int key_repeat(const struct arrival *a, int64_t k[4])
+{
+	k[0] = a->comm, k[1] = ((int64_t)a->host << 32) | (uint32_t)a->op;
+	k[2] = a->pid, k[3] = a->bytes;
+	return 1;
+}
+
+/* The iteration's self-join matches pid by =, which NULL never is. */
+static int key_proc(const struct arrival *a, int64_t k[4])
+{
+	k[0] = a->comm, k[1] = a->host, k[2] = a->pid;
+	return a->pid != NUL;
+}
+
+static int key_comm(const struct arrival *a, int64_t k[4])
+{
+	k[0] = a->comm;
+	return 1;
+}
+
+/* Time in NCCL calls of one process (host, pid), over all its calls. */
+struct proc_time {
+	int64_t in_nccl, end, start;	/* sum(dur), max(ts + dur), min(ts) */
+	int has_dur;			/* some call had a dur */
+};
+
+/* One row of nccl_rank_pace. */
+struct pace_row {
+	int64_t comm, pid, rank, collectives, last_seq, comm_last;
+	int64_t per_iter;		/* NUL: the communicator has none */
+	double iter_ns;
+	int has_iter;
+	const struct proc_time *t;	/* NULL: none (a NULL pid) */
+	int32_t host;
+};
+
+/* Reads sum(dur), max(ts + dur) and min(ts) of every NCCL call per (host,
+ * pid) into @m / *@t.  Returns SQLITE_OK, or an SQLite error code with
+ * *err set. */
+static int load_times(sqlite3 *db, struct nccl_load *l, struct idmap *m,
+		      struct proc_time **t, char **err)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, "SELECT host, pid, ts, dur FROM nccl",
+				    -1, &st, NULL);
+	uint32_t cap = 0;
+	int hint = -1;
+
+	if (rc != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		return rc;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *host = (const char *)sqlite3_column_text(st, 0);
+		int64_t pid = col_int(st, 1), ts = sqlite3_column_int64(st, 2);
+		int64_t dur = col_int(st, 3);
+
+		/* A NULL pid never joins: its calls count for no rank. */
+		if (pid == NUL)
+			continue;
+		if ((hint = intern(l, host ? host : "", hint)) < 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		int64_t k[4] = { hint, pid, 0, 0 };
+		uint32_t before = m->n;
+		int64_t g = idmap_get(m, k);
+		if (g < 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		if ((uint32_t)g == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct proc_time *p = realloc(*t, cap * sizeof(*p));
+			if (!p) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			*t = p;
+		}
+		struct proc_time *p = &(*t)[g];
+		if (m->n != before) {
+			memset(p, 0, sizeof(*p));
+			p->start = ts;
+		}
+		if (ts < p->start)
+			p->start = ts;
+		if (dur != NUL) {
+			if (!p->has_dur || ts + dur > p->end)
+				p->end = ts + dur;
+			p->in_nccl += dur;
+			p->has_dur = 1;
+		}
+	}
+	if (rc == SQLITE_DONE)
+		rc = SQLITE_OK;
+	else if (rc == SQLITE_NOMEM)
+		*err = sqlite3_mprintf("out of memory reading nccl");
+	else
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Gaps between a process's repeats of one call, pooled per (comm_id, op,
+ * bytes); per communicator the longest pool median, rounded: rank-pace's
+ * collectives per iteration when not given.  Fills @per_iter by the ids of
+ * @comms (NUL where the communicator has no gap).  Returns 0 or -ENOMEM. */
+static int iteration_lengths(const struct nccl_load *l,
+			     struct idmap *comms, int64_t *per_iter,
+			     double *best)
+{
+	struct idmap rep, pools = {0};
+	uint32_t *start, *ord;
+	int64_t *gap = malloc((l->n ? l->n : 1) * sizeof(*gap));
+	uint32_t *pool = malloc((l->n ? l->n : 1) * sizeof(*pool));
+	uint32_t *pstart = NULL, *pord = NULL;
+	int64_t *vals = malloc((l->n ? l->n : 1) * sizeof(*vals));
+	size_t ng = 0;
+	int rc = -ENOMEM;
+
+	if (group_arrivals(l, key_repeat, &rep, &start, &ord))
+		goto out_nogroup;
+	if (!gap || !pool || !vals)
+		goto out;
+	for (uint32_t g = 0; g < rep.n; g++) {
+		size_t k = start[g + 1] - start[g];
+		const struct arrival *f = &l->a[ord[start[g]]];
+		int64_t pk[4] = { f->comm, f->op, f->bytes, 0 };
+		int64_t pid = idmap_get(&pools, pk);
+
+		if (pid < 0)
+			goto out;
+		for (size_t m = 0; m < k; m++)
+			vals[m] = l->a[ord[start[g] + m]].seq;
+		qsort(vals, k, sizeof(*vals), cmp_i64);
+		for (size_t m = 1; m < k; m++) {
+			gap[ng] = vals[m] - vals[m - 1];
+			pool[ng++] = (uint32_t)pid;
+		}
+	}
+	if (!(pstart = malloc(((size_t)pools.n + 1) * sizeof(*pstart))) ||
+	    !(pord = malloc((ng ? ng : 1) * sizeof(*pord))))
+		goto out;
+	group_by_id(pool, ng, pools.n, pstart, pord);
+	for (uint32_t c = 0; c < comms->n; c++)
+		per_iter[c] = NUL;
+	for (uint32_t q = 0; q < pools.n; q++) {
+		size_t k = pstart[q + 1] - pstart[q];
+		int64_t ck[4] = { pools.key[q][0], 0, 0, 0 };
+		/* The communicator is known: this cannot add a key. */
+		int64_t c = idmap_get(comms, ck);
+
+		if (k == 0 || c < 0)
+			continue;
+		for (size_t m = 0; m < k; m++)
+			vals[m] = gap[pord[pstart[q] + m]];
+		qsort(vals, k, sizeof(*vals), cmp_i64);
+		double med = pct(vals, k, 0.5);
+		if (per_iter[c] == NUL || med > best[c]) {
+			best[c] = med;
+			per_iter[c] = 0;
+		}
+	}
+	/* CAST(round(max(m)) AS INTEGER): SQLite rounds half away from 0. */
+	for (uint32_t c = 0; c < comms->n; c++)
+		if (per_iter[c] != NUL)
+			per_iter[c] = (int64_t)(best[c] + 0.5);
+	rc = 0;
+out:
+	idmap_free(&rep);
+	free(start);
+	free(ord);
+out_nogroup:
+	idmap_free(&pools);
+	free(gap);
+	free(pool);
+	free(pstart);
+	free(pord);
+	free(vals);
+	return rc;
+}
+
+/* Entry and seq of one call, for the iteration self-join. */
+struct entry {
+	int64_t seq, ts;
+};
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+
+	CMP(a->seq, b->seq);
+	CMP(a->ts, b->ts);
+	return 0;
+}
+
+/* The median over a process's calls in a communicator of a call's entry
+ * less the entry of each of its calls @per seqs before (every such pair,
+ * as the join makes them).  Returns 1 with *ns set, 0 if no pair. */
+static int iteration_ns(struct entry *e, size_t k, int64_t per,
+			int64_t *diff, double *ns)
+{
+	size_t nd = 0, lo = 0;
+
+	qsort(e, k, sizeof(*e), cmp_entry);
+	for (size_t i = 0; i < k; i++) {
+		int64_t want = e[i].seq - per;
+		/* Seqs ascend and per >= 0: the match moves forward. */
+		while (lo < k && e[lo].seq < want)
+			lo++;
+		for (size_t j = lo; j < k && e[j].seq == want; j++)
+			diff[nd++] = e[i].ts - e[j].ts;
+	}
+	if (!nd)
+		return 0;
+	qsort(diff, nd, sizeof(*diff), cmp_i64);
+	*ns = pct(diff, nd, 0.5);
+	return 1;
+}
+
+/* Fills @rows (*nrows; l->n fit) with rank-pace's row per (comm_id, host,
+ * pid, rank); @param > 0 gives the collectives per iteration, else each
+ * communicator's longest median gap does.  @times, by the ids of @tm,
+ * must be loaded.  Returns 0 or -ENOMEM. */
+static int rank_pace(struct nccl_load *l, int64_t param,
+		     struct idmap *tm, const struct proc_time *times,
+		     struct pace_row *rows, size_t *nrows)
+{
+	struct idmap comms, ranks = {0}, procs = {0};
+	uint32_t *cstart, *cord, *rstart = NULL, *rord = NULL;
+	uint32_t *pstart = NULL, *pord = NULL;
+	int64_t *per_iter = NULL, *last = NULL, *diff = NULL;
+	double *best = NULL, *proc_ns = NULL;
+	uint8_t *proc_has = NULL;
+	struct entry *e = NULL;
+	int rc = -ENOMEM;
+
+	if (group_arrivals(l, key_comm, &comms, &cstart, &cord))
+		return -ENOMEM;
+	if (group_arrivals(l, key_rank, &ranks, &rstart, &rord) ||
+	    group_arrivals(l, key_proc, &procs, &pstart, &pord))
+		goto out;
+	per_iter = malloc((comms.n ? comms.n : 1) * sizeof(*per_iter));
+	last = malloc((comms.n ? comms.n : 1) * sizeof(*last));
+	best = malloc((comms.n ? comms.n : 1) * sizeof(*best));
+	proc_ns = malloc((procs.n ? procs.n : 1) * sizeof(*proc_ns));
+	proc_has = calloc(procs.n ? procs.n : 1, 1);
+	diff = malloc((l->n ? l->n : 1) * sizeof(*diff));
+	e = malloc((l->n ? l->n : 1) * sizeof(*e));
+	if (!per_iter || !last || !best || !proc_ns || !proc_has || !diff ||
+	    !e || iteration_lengths(l, &comms, per_iter, best))
+		goto out;
+	if (param > 0)
+		for (uint32_t c = 0; c < comms.n; c++)
+			if (per_iter[c] != NUL)
+				per_iter[c] = param;
+	for (uint32_t c = 0; c < comms.n; c++) {
+		last[c] = INT64_MIN;
+		for (uint32_t m = cstart[c]; m < cstart[c + 1]; m++)
+			if (l->a[cord[m]].seq > last[c])
+				last[c] = l->a[cord[m]].seq;
+	}
+	for (uint32_t g = 0; g < procs.n; g++) {
+		int64_t ck[4] = { procs.key[g][0], 0, 0, 0 };
+		int64_t c = idmap_get(&comms, ck);
+		size_t k = pstart[g + 1] - pstart[g];
+
+		if (c < 0 || per_iter[c] == NUL)
+			continue;
+		for (size_t m = 0; m < k; m++) {
+			e[m].seq = l->a[pord[pstart[g] + m]].seq;
+			e[m].ts = l->a[pord[pstart[g] + m]].ts;
+		}
+		proc_has[g] = (uint8_t)iteration_ns(e, k, per_iter[c], diff,
+						    &proc_ns[g]);
+	}
+	for (uint32_t g = 0; g < ranks.n; g++) {
+		const struct arrival *f = &l->a[rord[rstart[g]]];
+		struct pace_row *r = &rows[g];
+		int64_t ck[4] = { f->comm, 0, 0, 0 };
+		int64_t c = idmap_get(&comms, ck);
+		int64_t pk[4] = { f->comm, f->host, f->pid, 0 };
+
+		memset(r, 0, sizeof(*r));
+		if (c < 0)
+			goto out;
+		r->comm = f->comm;
+		r->host = f->host;
+		r->pid = f->pid;
+		r->rank = f->rank;
+		r->collectives = rstart[g + 1] - rstart[g];
+		r->last_seq = INT64_MIN;
+		for (uint32_t m = rstart[g]; m < rstart[g + 1]; m++)
+			if (l->a[rord[m]].seq > r->last_seq)
+				r->last_seq = l->a[rord[m]].seq;
+		r->comm_last = last[c];
+		r->per_iter = per_iter[c];
+		if (f->pid != NUL) {
+			int64_t p = idmap_get(&procs, pk);
+			int64_t tk[4] = { f->host, f->pid, 0, 0 };
+			int64_t t = idmap_get(tm, tk);
+			if (p < 0 || t < 0)
+				goto out;
+			r->has_iter = proc_has[p];
+			r->iter_ns = proc_ns[p];
+			r->t = &times[t];
+		}
+	}
+	*nrows = ranks.n;
+	rc = 0;
+out:
+	idmap_free(&comms);
+	idmap_free(&ranks);
+	idmap_free(&procs);
+	free(cstart), free(cord), free(rstart), free(rord);
+	free(pstart), free(pord);
+	free(per_iter), free(last), free(best), free(proc_ns), free(proc_has);
+	free(diff), free(e);
+	return rc;
+}
+
+/* The tables, by the column lists they declare. */
+enum nccl_table { T_SKEW, T_ARRIVAL, T_PACE };
+
+/* nccl_rank_pace's argument: the collectives per iteration. */
+#define PACE_ARG_COL 11
 
 static const char *const table_ddl[] = {
 	[T_SKEW] = "CREATE TABLE x(host TEXT, rank INTEGER, pid INTEGER, "
@@ -561,6 +943,10 @@ static const char *const table_ddl[] = {
 		      "op TEXT, bytes INTEGER, n INTEGER, nranks INTEGER, "
 		      "first_ts INTEGER, last_ts INTEGER, last_host TEXT, "
 		      "last_rank INTEGER, last_pid INTEGER, prev_ts INTEGER)",
+	[T_PACE] = "CREATE TABLE x(host TEXT, rank INTEGER, pid INTEGER, "
+		   "comm_id INTEGER, collectives INTEGER, last_seq INTEGER, "
+		   "comm_last_seq INTEGER, per_iter INTEGER, iter_ns REAL, "
+		   "in_nccl INTEGER, span INTEGER, arg HIDDEN INTEGER)",
 };
 
 struct nf_vtab {
@@ -574,6 +960,9 @@ struct nf_cursor {
 	struct nccl_load l;
 	struct skew_row *skew;
 	struct coll_row *coll;
+	struct pace_row *pace;
+	struct idmap tm;		/* (host, pid) -> times */
+	struct proc_time *times;
 	size_t n, i;
 };
 
@@ -604,10 +993,23 @@ static int nf_disconnect(sqlite3_vtab *v)
 
 static int nf_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 {
-	(void)v;
-	/* No constraint is used: the rows exist only once every call has
-	 * been read, and SQLite filters them. */
+	/* No other constraint is used: the rows exist only once every call
+	 * has been read, and SQLite filters them. */
 	ii->estimatedCost = 1e6;
+	if (((struct nf_vtab *)v)->t != T_PACE)
+		return SQLITE_OK;
+	for (int i = 0; i < ii->nConstraint; i++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+		if (c->iColumn != PACE_ARG_COL)
+			continue;
+		/* The argument is no filter: any other use of it would
+		 * answer wrongly, so refuse the plan. */
+		if (c->op != SQLITE_INDEX_CONSTRAINT_EQ || !c->usable)
+			return SQLITE_CONSTRAINT;
+		ii->aConstraintUsage[i].argvIndex = 1;
+		ii->aConstraintUsage[i].omit = 1;
+		ii->idxNum = 1;
+	}
 	return SQLITE_OK;
 }
 
@@ -627,8 +1029,13 @@ static void cursor_reset(struct nf_cursor *c)
 	load_free(&c->l);
 	free(c->skew);
 	free(c->coll);
+	free(c->pace);
+	free(c->times);
+	idmap_free(&c->tm);
 	c->skew = NULL;
 	c->coll = NULL;
+	c->pace = NULL;
+	c->times = NULL;
 	c->n = c->i = 0;
 }
 
@@ -644,7 +1051,7 @@ static int nf_close(sqlite3_vtab_cursor *cur)
 static int nf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 		     int argc, sqlite3_value **argv)
 {
-	(void)idx, (void)idxstr, (void)argc, (void)argv;
+	(void)idxstr;
 	struct nf_cursor *c = (struct nf_cursor *)cur;
 	struct nf_vtab *v = (struct nf_vtab *)cur->pVtab;
 	char *err = NULL;
@@ -664,6 +1071,23 @@ static int nf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 		return SQLITE_NOMEM;
 	if (v->t == T_ARRIVAL) {
 		c->n = nc;
+		return SQLITE_OK;
+	}
+	if (v->t == T_PACE) {
+		/* Like :per_iter > 0 in the SQL: only a positive integer. */
+		int64_t param = idx == 1 && argc == 1 &&
+				sqlite3_value_type(argv[0]) == SQLITE_INTEGER ?
+				sqlite3_value_int64(argv[0]) : 0;
+		rc = load_times(v->db, &c->l, &c->tm, &c->times, &err);
+		if (rc != SQLITE_OK) {
+			sqlite3_free(v->base.zErrMsg);
+			v->base.zErrMsg = err;
+			return rc;
+		}
+		c->pace = malloc((c->l.n ? c->l.n : 1) * sizeof(*c->pace));
+		if (!c->pace || rank_pace(&c->l, param, &c->tm, c->times,
+					  c->pace, &c->n))
+			return SQLITE_NOMEM;
 		return SQLITE_OK;
 	}
 	c->skew = malloc((c->l.n ? c->l.n : 1) * sizeof(*c->skew));
@@ -739,15 +1163,47 @@ static void arrival_column(struct nf_cursor *c, sqlite3_context *ctx,
 	}
 }
 
+static void pace_column(struct nf_cursor *c, sqlite3_context *ctx, int col)
+{
+	const struct pace_row *r = &c->pace[c->i];
+
+	switch (col) {
+	case 0: sqlite3_result_text(ctx, c->l.names[r->host], -1,
+				    SQLITE_TRANSIENT); break;
+	case 1: result_int(ctx, r->rank); break;
+	case 2: result_int(ctx, r->pid); break;
+	case 3: sqlite3_result_int64(ctx, r->comm); break;
+	case 4: sqlite3_result_int64(ctx, r->collectives); break;
+	case 5: sqlite3_result_int64(ctx, r->last_seq); break;
+	case 6: sqlite3_result_int64(ctx, r->comm_last); break;
+	case 7: result_int(ctx, r->per_iter); break;
+	case 8:
+		if (r->has_iter)
+			sqlite3_result_double(ctx, r->iter_ns);
+		break;
+	case 9:
+		if (r->t && r->t->has_dur)
+			sqlite3_result_int64(ctx, r->t->in_nccl);
+		break;
+	case 10:
+		if (r->t && r->t->has_dur)
+			sqlite3_result_int64(ctx, r->t->end - r->t->start);
+		break;
+	}
+}
+
 static int nf_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
 		     int col)
 {
 	struct nf_cursor *c = (struct nf_cursor *)cur;
+	enum nccl_table t = ((struct nf_vtab *)cur->pVtab)->t;
 
-	if (((struct nf_vtab *)cur->pVtab)->t == T_SKEW)
+	if (t == T_SKEW)
 		skew_column(c, ctx, col);
-	else
+	else if (t == T_ARRIVAL)
 		arrival_column(c, ctx, col);
+	else
+		pace_column(c, ctx, col);
 	return SQLITE_OK;
 }
 
@@ -782,5 +1238,8 @@ int gr_nccl_fleet__register(sqlite3 *db)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_module(db, "nccl_last_arrival", &nf_module,
 					   (void *)(intptr_t)T_ARRIVAL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_module(db, "nccl_rank_pace", &nf_module,
+					   (void *)(intptr_t)T_PACE);
 	return rc;
 }

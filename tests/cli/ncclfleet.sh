@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# ncclfleet.sh - nccl-skew and nccl-arrivals from the C straggler tables
+# ncclfleet.sh - nccl-skew, nccl-arrivals and rank-pace from the C tables
 # (query/nccl_fleet.c, issue 20) against their window-function SQL
 # (--raw), over 8 hosts of one 64-rank job with a planted straggler: the
 # whole recording, a window cut mid-collective at both ends, one host and
-# one process (--host, --pid), a host missing from the fleet, and a
-# recording with no NCCL calls.  Every check compares exact text or exact
+# one process (--host, --pid), a host missing from the fleet, a host whose
+# job stopped early, rank-pace's per_iter, and a recording with no NCCL
+# calls.  Every check compares exact text or exact
 # counts, and each comparison first checks that it compares many rows.
 # Env: GPUREC, SYNTH (binaries under test).  No root.
 set -uo pipefail
@@ -112,10 +113,38 @@ eq "host7 missing: every collective seen on 56 of 64 ranks" \
 	"$(g "${SEVEN[@]}" report nccl-arrivals --param limit=100000 |
 		tail -n +2 | cut -d, -f5 | sort -u)" "56/64"
 
+# --- rank-pace -------------------------------------------------------------
+same "rank-pace, 8 hosts" 64 "${ALL[@]}" report rank-pace
+for n in 3 6; do
+	same "rank-pace per_iter=$n" 64 "${ALL[@]}" report rank-pace \
+		--param per_iter=$n
+done
+same "rank-pace, window" 64 "${ALL[@]}" "${W[@]}" report rank-pace
+same "rank-pace --host host5" 8 "${ALL[@]}" --host host5 report rank-pace
+# 6 collectives an iteration: the median gap between repeats of one call.
+eq "rank-pace: 6 collectives an iteration, for every rank" \
+	"$(g "${ALL[@]}" report rank-pace | tail -n +2 | cut -d, -f8 | sort -u)" "6"
+# No rank is behind and all keep the same pace: the one the others wait
+# for spends the least time inside NCCL calls.
+eq "rank-pace: rank 43 first, none behind" \
+	"$(g "${ALL[@]}" report rank-pace | sed -n 2p | cut -d, -f1,2,7)" \
+	"host5,43,0"
+# host7's job stopped 50 iterations early: its ranks are 300 seqs behind.
+synth --data "$T/short7" --host host7 --table nccl --nccl-ranks 64 \
+	--nccl-host-ranks 56-63 --nccl-iters 150 --nccl-step-ms 500 \
+	--nccl-late-rank 43 --nccl-late-ms 5 --nccl-late-every 10 --seed 4 \
+	--start 2026-11-01T00:00:00Z --rotate-every 4000
+SHORT=("${SEVEN[@]}" --data "$T/short7")
+same "rank-pace, host7 stopped early" 64 "${SHORT[@]}" report rank-pace
+eq "rank-pace: host7's 8 ranks first, 300 seqs behind" \
+	"$(g "${SHORT[@]}" report rank-pace | sed -n 2,9p | cut -d, -f1,7 | sort -u)" \
+	"host7,300"
+same "nccl-skew, host7 stopped early" 64 "${SHORT[@]}" report nccl-skew
+
 # --- no NCCL calls ---------------------------------------------------------
 synth --data "$T/none" --table cuda_kernel --events 1000 \
 	--start 2026-11-01T00:00:00Z
-for r in nccl-skew nccl-arrivals; do
+for r in nccl-skew nccl-arrivals rank-pace; do
 	eq "$r, no NCCL calls: the header alone, as --raw" \
 		"$(g --data "$T/none" report $r | wc -l) $(g --data "$T/none" report $r --raw | wc -l)" \
 		"1 1"
@@ -126,6 +155,11 @@ done
 	>"$T/out" 2>"$T/e"
 eq "nccl_rank_skew takes no argument: exit 1, one line" \
 	"$? $(wc -l <"$T/e")" "1 1"
+
+"$GPUREC" --data "$T/host0" sql "SELECT * FROM nccl_rank_pace WHERE arg > 3" \
+	>"$T/out" 2>"$T/e"
+eq "nccl_rank_pace's argument is no filter: exit 1, one line" \
+	"$? $(cat "$T/e")" "1 gpurec: SQL error: no query solution"
 
 if [ -s "$T/err" ]; then bad "no warnings" "$(head -3 "$T/err")"; else ok "no warnings"; fi
 finish
