@@ -3,32 +3,40 @@
  *
  * nccl-skew and nccl-arrivals compare each rank's entry into a collective
  * with the other ranks' entries into the same one (communicator and seq,
- * across hosts).  Written as SQL, that is a window per (comm_id, seq) and
- * another per (comm_id, seq, host): SQLite sorts every nccl row once per
- * window and once more for the GROUP BY, and percentile() keeps each
- * rank's values again; over 8 hosts x 1 minute (1.1 million calls) that
- * took 12 s.  Here the calls are read once through the nccl table (so
- * --since, --until, --pid and --host hold as they do for any query) into
- * one record each; a hash gives each collective an id and a counting pass
- * groups the records by it (moving each once: sorting the records moved
- * each log n times and took half the time), and each collective's first
- * and last arrival, its last rank and each rank's lateness are found by
- * walking its few arrivals.  The ranks are grouped the same way.
+ * across hosts); rank-pace compares a rank's entries one iteration apart.
+ * Written as SQL, that is a window per (comm_id, seq) and another per
+ * (comm_id, seq, host), or a lag() window and a self-join: SQLite sorts
+ * every nccl row once per window and once more for the GROUP BY, and
+ * percentile() keeps each rank's values again; over 8 hosts x 1 minute
+ * (1.1 million calls) that took 12 s.  Here the calls are read once
+ * through the nccl table (so --since, --until, --pid and --host hold as
+ * they do for any query) into one record each; a hash gives each group (a
+ * collective, a rank, a process's repeats of one call) an id and a
+ * counting pass gathers the records by it (moving each once: sorting the
+ * records moved each log n times and took half the time), and each group
+ * is walked in turn.
  *
- * Two eponymous table-valued functions, which the reports read (their
- * --raw halves keep the window-function SQL these tables must equal):
+ * Three eponymous table-valued functions, which the reports read (their
+ * --raw halves keep the SQL these tables must equal):
  *
  *  nccl_rank_skew     one row per (comm_id, host, pid, rank) over the
  *                     collectives seen on as many ranks as the
  *                     communicator's best covered ones (a window's edge or
  *                     a missing host cannot name a rank late);
  *  nccl_last_arrival  one row per collective (comm_id, seq): ranks seen,
- *                     first arrival, the last rank and the one before it.
+ *                     first arrival, the last rank and the one before it;
+ *  nccl_rank_pace(N)  one row per (comm_id, host, pid, rank): collectives,
+ *                     last seq, the communicator's last, its collectives
+ *                     per iteration (N if N > 0, else the longest median
+ *                     seq gap between one process's repeats of one op and
+ *                     size), the process's median iteration time and its
+ *                     time inside NCCL calls (all its calls).
  *
  * Exactness: lateness is an integer; its mean is the int64 sum over the
  * count as a double, which is what SQLite's avg() gives while the sum
  * stays below 2^53 ns (104 days of lateness per rank); p99 interpolates
- * the sorted values exactly as percentile() does (aggregates.c).
+ * the sorted values exactly as percentile() does, medians as median()
+ * (aggregates.c).
  *
  * Memory is one record per call (88 bytes) plus a few words of index, and
  * time is that of reading every call: a day of 8 busy hosts (1.6 billion
@@ -60,6 +68,7 @@ struct arrival {
 	int32_t op;		/* index into names */
 	int32_t n;		/* ranks seen in the collective */
 	uint8_t last;		/* the one rank that entered last */
+	uint8_t counted;	/* nccl-skew counts its collective */
 };
 
 /* What both tables are computed from. */
@@ -303,6 +312,51 @@ static void group_by_id(const uint32_t *id, size_t n, uint32_t nids,
 	start[0] = 0;
 }
 
+/* Groups the arrivals of @l for which @key fills a key (returns 1) by
+ * that key: *m holds the keys (group g is m->key[g]), and *ord[(*start)[g]
+ * .. (*start)[g + 1]) the indexes of group g's arrivals, in load order.
+ * Returns 0 or -ENOMEM (nothing to free then). */
+static int group_arrivals(const struct nccl_load *l,
+			  int (*key)(const struct arrival *, int64_t k[4]),
+			  struct idmap *m, uint32_t **start, uint32_t **ord)
+{
+	uint32_t *id = calloc(l->n ? l->n : 1, sizeof(*id));
+	uint32_t *kept = malloc((l->n ? l->n : 1) * sizeof(*kept));
+	size_t n = 0;
+
+	memset(m, 0, sizeof(*m));
+	*start = NULL;
+	*ord = malloc((l->n ? l->n : 1) * sizeof(**ord));
+	if (!id || !kept || !*ord)
+		goto fail;
+	for (size_t i = 0; i < l->n; i++) {
+		int64_t k[4] = {0};
+		if (!key(&l->a[i], k))
+			continue;
+		int64_t g = idmap_get(m, k);
+		if (g < 0)
+			goto fail;
+		kept[n] = (uint32_t)i;
+		id[n++] = (uint32_t)g;
+	}
+	if (!(*start = malloc(((size_t)m->n + 1) * sizeof(**start))))
+		goto fail;
+	group_by_id(id, n, m->n, *start, *ord);
+	for (size_t i = 0; i < n; i++)
+		(*ord)[i] = kept[(*ord)[i]];
+	free(id);
+	free(kept);
+	return 0;
+fail:
+	free(id);
+	free(kept);
+	free(*ord);
+	free(*start);
+	*ord = *start = NULL;
+	idmap_free(m);
+	return -ENOMEM;
+}
+
 #define CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
 
 /* Within a collective: by host, then time, so that each host's share is a
@@ -390,41 +444,31 @@ static void walk_collective(struct arrival *a, uint32_t *o, size_t k,
 	r->n = (int32_t)k;
 }
 
+static int key_collective(const struct arrival *a, int64_t k[4])
+{
+	k[0] = a->comm, k[1] = a->seq;
+	return 1;
+}
+
 /* Groups @l's arrivals by collective and walks each: fills @rows (one per
  * collective, *nrows of them; l->n entries must fit).  Returns 0 or
  * -ENOMEM. */
 static int walk_collectives(struct nccl_load *l, struct coll_row *rows,
 			    size_t *nrows)
 {
-	struct idmap m = {0};
-	uint32_t *id = malloc((l->n ? l->n : 1) * sizeof(*id));
-	uint32_t *ord = malloc((l->n ? l->n : 1) * sizeof(*ord));
-	uint32_t *start = NULL;
-	int rc = -ENOMEM;
+	struct idmap m;
+	uint32_t *start, *ord;
 
-	if (!id || !ord)
-		goto out;
-	for (size_t i = 0; i < l->n; i++) {
-		int64_t k[4] = { l->a[i].comm, l->a[i].seq, 0, 0 };
-		int64_t g = idmap_get(&m, k);
-		if (g < 0)
-			goto out;
-		id[i] = (uint32_t)g;
-	}
-	if (!(start = malloc(((size_t)m.n + 1) * sizeof(*start))))
-		goto out;
-	group_by_id(id, l->n, m.n, start, ord);
+	if (group_arrivals(l, key_collective, &m, &start, &ord))
+		return -ENOMEM;
 	for (uint32_t g = 0; g < m.n; g++)
 		walk_collective(l->a, ord + start[g], start[g + 1] - start[g],
 				&rows[g]);
 	*nrows = m.n;
-	rc = 0;
-out:
 	idmap_free(&m);
-	free(id);
-	free(ord);
 	free(start);
-	return rc;
+	free(ord);
+	return 0;
 }
 
 /* One row of nccl_rank_skew. */
@@ -485,6 +529,18 @@ static void skew_fold(const struct arrival *a, const uint32_t *o, size_t k,
 		r->host_late = (double)hsum / (double)hn;
 }
 
+static int key_comm(const struct arrival *a, int64_t k[4])
+{
+	k[0] = a->comm;
+	return 1;
+}
+
+static int key_counted_rank(const struct arrival *a, int64_t k[4])
+{
+	k[0] = a->comm, k[1] = a->host, k[2] = a->pid, k[3] = a->rank;
+	return a->counted;
+}
+
 /* Fills @rows (*nrows; l->n fit) with one row per (comm_id, host, pid,
  * rank) over the arrivals nccl-skew counts: those of collectives seen on
  * as many ranks as their communicator's best covered ones, and on more
@@ -492,107 +548,40 @@ static void skew_fold(const struct arrival *a, const uint32_t *o, size_t k,
 static int rank_skew(struct nccl_load *l, struct skew_row *rows,
 		     size_t *nrows)
 {
-	struct idmap comms = {0}, ranks = {0};
-	int32_t *most = NULL;
-	uint32_t *id = malloc((l->n ? l->n : 1) * sizeof(*id));
-	uint32_t *kept = malloc((l->n ? l->n : 1) * sizeof(*kept));
-	uint32_t *ord = malloc((l->n ? l->n : 1) * sizeof(*ord));
+	struct idmap comms, ranks;
+	uint32_t *cstart, *cord, *rstart, *rord;
 	int64_t *late = malloc((l->n ? l->n : 1) * sizeof(*late));
-	uint32_t *start = NULL;
-	size_t nkept = 0;
-	int rc = -ENOMEM;
 
-	if (!id || !kept || !ord || !late)
-		goto out;
-	for (size_t i = 0; i < l->n; i++) {
-		int64_t k[4] = { l->a[i].comm, 0, 0, 0 };
-		int64_t c = idmap_get(&comms, k);
-		if (c < 0)
-			goto out;
-		id[i] = (uint32_t)c;
+	if (!late || group_arrivals(l, key_comm, &comms, &cstart, &cord)) {
+		free(late);
+		return -ENOMEM;
 	}
-	if (!(most = calloc(comms.n ? comms.n : 1, sizeof(*most))))
-		goto out;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->a[i].n > most[id[i]])
-			most[id[i]] = l->a[i].n;
-	for (size_t i = 0; i < l->n; i++) {
-		const struct arrival *x = &l->a[i];
-		if (x->n != most[id[i]] || x->n <= 1)
-			continue;
-		int64_t k[4] = { x->comm, x->host, x->pid, x->rank };
-		int64_t g = idmap_get(&ranks, k);
-		if (g < 0)
-			goto out;
-		/* id[] is read at i only: reuse it for the kept ones. */
-		kept[nkept] = (uint32_t)i;
-		id[nkept++] = (uint32_t)g;
+	for (uint32_t c = 0; c < comms.n; c++) {
+		int32_t most = 0;
+		for (uint32_t m = cstart[c]; m < cstart[c + 1]; m++)
+			if (l->a[cord[m]].n > most)
+				most = l->a[cord[m]].n;
+		for (uint32_t m = cstart[c]; m < cstart[c + 1]; m++) {
+			struct arrival *x = &l->a[cord[m]];
+			x->counted = x->n == most && most > 1;
+		}
 	}
-	if (!(start = malloc(((size_t)ranks.n + 1) * sizeof(*start))))
-		goto out;
-	group_by_id(id, nkept, ranks.n, start, ord);
-	for (size_t m = 0; m < nkept; m++)
-		ord[m] = kept[ord[m]];
-	for (uint32_t g = 0; g < ranks.n; g++)
-		skew_fold(l->a, ord + start[g], start[g + 1] - start[g], late,
-			  &rows[g]);
-	*nrows = ranks.n;
-	rc = 0;
-out:
 	idmap_free(&comms);
-	idmap_free(&ranks);
-	free(most);
-	free(id);
-	free(kept);
-	free(ord);
-	free(late);
-	free(start);
-	return rc;
-}
-
-/* Groups the arrivals of @l for which @key fills a key (returns 1) by
- * that key: *m holds the keys (group g is m->key[g]), and *ord[(*start)[g]
- * .. (*start)[g + 1]) the indexes of group g's arrivals, in load order.
- * Returns 0 or -ENOMEM (nothing to free then). */
-static int group_arrivals(const struct nccl_load *l,
-			  int (*key)(const struct arrival *, int64_t k[4]),
-			  struct idmap *m, uint32_t **start, uint32_t **ord)
-{
-	uint32_t *id = calloc(l->n ? l->n : 1, sizeof(*id));
-	uint32_t *kept = malloc((l->n ? l->n : 1) * sizeof(*kept));
-	size_t n = 0;
-
-	memset(m, 0, sizeof(*m));
-	*start = NULL;
-	*ord = malloc((l->n ? l->n : 1) * sizeof(**ord));
-	if (!id || !kept || !*ord)
-		goto fail;
-	for (size_t i = 0; i < l->n; i++) {
-		int64_t k[4] = {0};
-		if (!key(&l->a[i], k))
-			continue;
-		int64_t g = idmap_get(m, k);
-		if (g < 0)
-			goto fail;
-		kept[n] = (uint32_t)i;
-		id[n++] = (uint32_t)g;
+	free(cstart);
+	free(cord);
+	if (group_arrivals(l, key_counted_rank, &ranks, &rstart, &rord)) {
+		free(late);
+		return -ENOMEM;
 	}
-	if (!(*start = malloc(((size_t)m->n + 1) * sizeof(**start))))
-		goto fail;
-	group_by_id(id, n, m->n, *start, *ord);
-	for (size_t i = 0; i < n; i++)
-		(*ord)[i] = kept[(*ord)[i]];
-	free(id);
-	free(kept);
+	for (uint32_t g = 0; g < ranks.n; g++)
+		skew_fold(l->a, rord + rstart[g], rstart[g + 1] - rstart[g],
+			  late, &rows[g]);
+	*nrows = ranks.n;
+	idmap_free(&ranks);
+	free(rstart);
+	free(rord);
+	free(late);
 	return 0;
-fail:
-	free(id);
-	free(kept);
-	free(*ord);
-	free(*start);
-	*ord = *start = NULL;
-	idmap_free(m);
-	return -ENOMEM;
 }
 
 /* rank-pace's groupings: a rank; a process's repeats of one call (op and
@@ -620,11 +609,6 @@ static int key_proc(const struct arrival *a, int64_t k[4])
 	return a->pid != NUL;
 }
 
-static int key_comm(const struct arrival *a, int64_t k[4])
-{
-	k[0] = a->comm;
-	return 1;
-}
 
 /* Time in NCCL calls of one process (host, pid), over all its calls. */
 struct proc_time {
