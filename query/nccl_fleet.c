@@ -116,12 +116,10 @@ static int64_t col_int(sqlite3_stmt *st, int c)
 	       NUL : sqlite3_column_int64(st, c);
 }
 
-static const char *const *sort_names;
-
-static int cmp_name(const void *pa, const void *pb)
+static int cmp_name(const void *pa, const void *pb, void *names)
 {
-	return strcmp(sort_names[*(const int *)pa],
-		      sort_names[*(const int *)pb]);
+	return strcmp(((char **)names)[*(const int *)pa],
+		      ((char **)names)[*(const int *)pb]);
 }
 
 /* Renumbers the interned names in strcmp order, so that comparing two
@@ -139,8 +137,7 @@ static int renumber_names(struct nccl_load *l)
 	}
 	for (int i = 0; i < n; i++)
 		order[i] = i;
-	sort_names = (const char *const *)l->names;
-	qsort(order, (size_t)n, sizeof(*order), cmp_name);
+	qsort_r(order, (size_t)n, sizeof(*order), cmp_name, l->names);
 	for (int i = 0; i < n; i++) {
 		newid[order[i]] = i;
 		names[i] = l->names[order[i]];
@@ -267,6 +264,28 @@ static int idmap_grow(struct idmap *m)
 	return 0;
 }
 
+/* The slot of @k in @m (m->cap > 0): its own, or the empty one that
+ * ends its probe. */
+static size_t idmap_slot(const struct idmap *m, const int64_t k[4])
+{
+	size_t i;
+
+	for (i = key_hash(k) & (m->cap - 1); m->slot[i];
+	     i = (i + 1) & (m->cap - 1)) {
+		const int64_t *o = m->key[m->slot[i] - 1];
+		if (o[0] == k[0] && o[1] == k[1] && o[2] == k[2] &&
+		    o[3] == k[3])
+			break;
+	}
+	return i;
+}
+
+/* Returns the id of @k, or -1 if absent. */
+static int64_t idmap_find(const struct idmap *m, const int64_t k[4])
+{
+	return m->cap ? (int64_t)m->slot[idmap_slot(m, k)] - 1 : -1;
+}
+
 /* Returns the id of @k, adding it if new, or -1 (ENOMEM). */
 static int64_t idmap_get(struct idmap *m, const int64_t k[4])
 {
@@ -274,13 +293,9 @@ static int64_t idmap_get(struct idmap *m, const int64_t k[4])
 
 	if (2 * (size_t)(m->n + 1) > m->cap && idmap_grow(m))
 		return -1;
-	for (i = key_hash(k) & (m->cap - 1); m->slot[i];
-	     i = (i + 1) & (m->cap - 1)) {
-		const int64_t *o = m->key[m->slot[i] - 1];
-		if (o[0] == k[0] && o[1] == k[1] && o[2] == k[2] &&
-		    o[3] == k[3])
-			return m->slot[i] - 1;
-	}
+	i = idmap_slot(m, k);
+	if (m->slot[i])
+		return m->slot[i] - 1;
 	if (m->n == m->capkeys) {
 		uint32_t cap = m->capkeys ? 2 * m->capkeys : 1024;
 		int64_t (*key)[4] = realloc(m->key, cap * sizeof(*key));
@@ -699,7 +714,7 @@ static int load_times(sqlite3 *db, struct nccl_load *l, struct idmap *m,
  * collectives per iteration when not given.  Fills @per_iter by the ids of
  * @comms (NUL where the communicator has no gap).  Returns 0 or -ENOMEM. */
 static int iteration_lengths(const struct nccl_load *l,
-			     struct idmap *comms, int64_t *per_iter,
+			     const struct idmap *comms, int64_t *per_iter,
 			     double *best)
 {
 	struct idmap rep, pools = {0};
@@ -740,8 +755,7 @@ static int iteration_lengths(const struct nccl_load *l,
 	for (uint32_t q = 0; q < pools.n; q++) {
 		size_t k = pstart[q + 1] - pstart[q];
 		int64_t ck[4] = { pools.key[q][0], 0, 0, 0 };
-		/* The communicator is known: this cannot add a key. */
-		int64_t c = idmap_get(comms, ck);
+		int64_t c = idmap_find(comms, ck);
 
 		if (k == 0 || c < 0)
 			continue;
@@ -816,7 +830,7 @@ static int iteration_ns(struct entry *e, size_t k, int64_t per,
  * communicator's longest median gap does.  @times, by the ids of @tm,
  * must be loaded.  Returns 0 or -ENOMEM. */
 static int rank_pace(struct nccl_load *l, int64_t param,
-		     struct idmap *tm, const struct proc_time *times,
+		     const struct idmap *tm, const struct proc_time *times,
 		     struct pace_row *rows, size_t *nrows)
 {
 	struct idmap comms, ranks = {0}, procs = {0};
@@ -855,7 +869,7 @@ static int rank_pace(struct nccl_load *l, int64_t param,
 	}
 	for (uint32_t g = 0; g < procs.n; g++) {
 		int64_t ck[4] = { procs.key[g][0], 0, 0, 0 };
-		int64_t c = idmap_get(&comms, ck);
+		int64_t c = idmap_find(&comms, ck);
 		size_t k = pstart[g + 1] - pstart[g];
 
 		if (c < 0 || per_iter[c] == NUL)
@@ -871,12 +885,11 @@ static int rank_pace(struct nccl_load *l, int64_t param,
 		const struct arrival *f = &l->a[rord[rstart[g]]];
 		struct pace_row *r = &rows[g];
 		int64_t ck[4] = { f->comm, 0, 0, 0 };
-		int64_t c = idmap_get(&comms, ck);
+		/* A rank's communicator is among those its calls made. */
+		int64_t c = idmap_find(&comms, ck);
 		int64_t pk[4] = { f->comm, f->host, f->pid, 0 };
 
 		memset(r, 0, sizeof(*r));
-		if (c < 0)
-			goto out;
 		r->comm = f->comm;
 		r->host = f->host;
 		r->pid = f->pid;
@@ -889,14 +902,16 @@ static int rank_pace(struct nccl_load *l, int64_t param,
 		r->comm_last = last[c];
 		r->per_iter = per_iter[c];
 		if (f->pid != NUL) {
-			int64_t p = idmap_get(&procs, pk);
+			/* Every rank's process has calls, so times. */
+			int64_t p = idmap_find(&procs, pk);
 			int64_t tk[4] = { f->host, f->pid, 0, 0 };
-			int64_t t = idmap_get(tm, tk);
-			if (p < 0 || t < 0)
-				goto out;
-			r->has_iter = proc_has[p];
-			r->iter_ns = proc_ns[p];
-			r->t = &times[t];
+			int64_t t = idmap_find(tm, tk);
+			if (p >= 0) {
+				r->has_iter = proc_has[p];
+				r->iter_ns = proc_ns[p];
+			}
+			if (t >= 0)
+				r->t = &times[t];
 		}
 	}
 	*nrows = ranks.n;
