@@ -59,7 +59,7 @@ QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
 QUERY_SRC += query/shell.c query/lineedit.c
 # Did-you-mean and the global filters' check (report parameters).
 QUERY_SRC += query/suggest.c query/filters.c
-# The NCCL straggler tables (nccl-skew, nccl-arrivals).
+# The NCCL straggler tables (nccl-skew, nccl-arrivals, rank-pace).
 QUERY_SRC += query/nccl_fleet.c
 # The shared containers (common/hmap.c) go wherever common/parse.c goes.
 STORE_SRC += common/hmap.c
