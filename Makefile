@@ -59,6 +59,8 @@ QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
 QUERY_SRC += query/shell.c query/lineedit.c
 # Did-you-mean and the global filters' check (report parameters).
 QUERY_SRC += query/suggest.c query/filters.c
+# The NCCL straggler tables (nccl-skew, nccl-arrivals, rank-pace).
+QUERY_SRC += query/nccl_fleet.c
 # The shared containers (common/hmap.c) go wherever common/parse.c goes.
 STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
@@ -246,6 +248,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/lookups.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/latsum.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/ncclfleet.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 
@@ -459,6 +463,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	bash bench/export_bench.sh $(B)
 	bash bench/graph_kernels_bench.sh $(B)
 	bash bench/busyday.sh $(B) $(BUSYDAY_HOURS) $(BUSYDAY_FLEET_HOURS)
+	bash bench/ncclfleet_bench.sh $(B)
 
 deps:
 	bash packaging/deps.sh

@@ -1,6 +1,16 @@
 -- name: nccl-arrivals
 -- description: per NCCL collective (communicator, seq): ranks seen, first arrival, arrival spread across ranks and hosts, the last rank (host, rank, pid) and its lead over the one before; widest spread first
 -- param: limit:count=50 most collectives shown
+-- Grouped in C (query/nccl_fleet.c): one row per collective with its
+-- first arrival, its last rank and the one before it.
+SELECT comm_id, seq, op, bytes, n || '/' || nranks AS ranks,
+       first_ts, round((last_ts - first_ts) / 1e6, 3) AS spread_ms,
+       last_host, last_rank, last_pid,
+       round((last_ts - prev_ts) / 1e6, 3) AS lead_ms
+FROM nccl_last_arrival
+ORDER BY last_ts - first_ts DESC, first_ts, comm_id
+LIMIT :limit
+-- raw:
 WITH c AS (
   SELECT comm_id, seq, op, bytes, host, pid, rank, nranks, ts,
          row_number() OVER (PARTITION BY comm_id, seq

@@ -1,6 +1,18 @@
 -- name: nccl-skew
 -- description: the straggler table: per rank, how late it enters collectives (ts minus the first rank's, same communicator and seq, across hosts): mean, p99, max, times last; latest first
 -- param: limit:count=100 most ranks shown
+-- Grouped in C (query/nccl_fleet.c): every collective's first and last
+-- arrival, each rank's lateness and its p99, in one pass over the calls.
+SELECT host, rank, pid, comm_id, n || '/' || nranks AS ranks,
+       collectives, last,
+       round(mean_late / 1e6, 3) AS mean_late_ms,
+       round(p99_late / 1e6, 3) AS p99_late_ms,
+       round(max_late / 1e6, 3) AS max_late_ms,
+       round(host_late / 1e6, 3) AS host_late_ms
+FROM nccl_rank_skew
+ORDER BY mean_late DESC, host, rank
+LIMIT :limit
+-- raw:
 WITH c AS (
   SELECT comm_id, seq, host, pid, rank, nranks, ts,
          min(ts) OVER w AS first, max(ts) OVER w AS last,

@@ -1,6 +1,18 @@
 -- name: rank-pace
 -- description: per NCCL rank: collectives, last seq and how far behind the communicator's furthest rank, iteration time (median) and iterations per minute, share of time inside NCCL calls; slowest first
 -- param: per_iter:count=0 collectives per iteration (0: the longest median seq gap between repeats of one op and size)
+-- Grouped in C (query/nccl_fleet.c): per rank its collectives and last
+-- seq, per communicator the iteration length, per process the median
+-- iteration time and its time inside NCCL calls.
+SELECT host, rank, pid, comm_id, collectives, last_seq,
+       comm_last_seq - last_seq AS behind,
+       per_iter, round(iter_ns / 1e6, 1) AS iter_ms,
+       round(60e9 / iter_ns, 2) AS iters_per_min,
+       CASE WHEN span > 0 THEN round(100.0 * in_nccl / span, 1) END
+           AS nccl_pct
+FROM nccl_rank_pace(:per_iter)
+ORDER BY behind DESC, round(60e9 / iter_ns, 1), nccl_pct, host, rank
+-- raw:
 WITH c AS (
   SELECT comm_id, host, pid, rank, seq, ts, op, bytes
   FROM nccl

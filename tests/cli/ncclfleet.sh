@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# ncclfleet.sh - nccl-skew, nccl-arrivals and rank-pace from the C tables
+# (query/nccl_fleet.c, issue 20) against their window-function SQL
+# (--raw), over 8 hosts of one 64-rank job with a planted straggler: the
+# whole recording, a window cut mid-collective at both ends, one host and
+# one process (--host, --pid), a host missing from the fleet, a host whose
+# job stopped early, rank-pace's per_iter, and a recording with no NCCL
+# calls.  Every check compares exact text or exact
+# counts, and each comparison first checks that it compares many rows.
+# Env: GPUREC, SYNTH (binaries under test).  No root.
+set -uo pipefail
+GPUREC=$(realpath "${GPUREC:-build/gpurec}")
+SYNTH=$(realpath "${SYNTH:-build/gpurec-synth}")
+T=$(mktemp -d /tmp/gpurec-ncclfleet.XXXXXX)
+cleanup() { chattr -R -i "$T" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+eq() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1" "got [$2] want [$3]"; fi; }
+finish() { echo "$pass passed, $fail failed, 0 skipped"; [ "$fail" -eq 0 ]; }
+synth() { "$SYNTH" "$@" >/dev/null 2>"$T/synth.log" || { cat "$T/synth.log"; exit 2; }; }
+# CSV lines end in CRLF (RFC 4180): compared as lines here.
+g() { "$GPUREC" --format csv "$@" 2>>"$T/err" | tr -d '\r'; }
+
+# One job of 64 ranks, 8 a host, 200 iterations 500 ms apart; rank 43
+# (host5) enters every 10th collective 5 ms late.  The hosts share --seed
+# and --start, so they agree on the collectives; several segments each.
+for i in 0 1 2 3 4 5 6 7; do
+	synth --data "$T/host$i" --host "host$i" --table nccl --nccl-ranks 64 \
+		--nccl-host-ranks $((8 * i))-$((8 * i + 7)) --nccl-iters 200 \
+		--nccl-step-ms 500 --nccl-late-rank 43 --nccl-late-ms 5 \
+		--nccl-late-every 10 --seed 4 --start 2026-11-01T00:00:00Z \
+		--rotate-every 4000
+done
+ALL=()
+for i in 0 1 2 3 4 5 6 7; do ALL+=(--data "$T/host$i"); done
+SEVEN=("${ALL[@]:0:14}")
+
+# Compares a report read from the C tables with its --raw SQL: the same
+# bytes, and at least @min rows.
+same() {
+	local name=$1 min=$2
+	shift 2
+	g "$@" >"$T/sum"
+	g "$@" --raw >"$T/raw"
+	local n=$(($(wc -l <"$T/raw") - 1))
+	if [ "$n" -ge "$min" ] && cmp -s "$T/sum" "$T/raw"; then
+		ok "$name: $n rows, the same as --raw"
+	else
+		bad "$name" "$n rows (want >= $min); $(diff "$T/sum" "$T/raw" | head -4)"
+	fi
+}
+
+# 6 collectives an iteration and the Broadcast of the set-up: 1,201.
+eq "the job: 64 ranks on 8 hosts, one communicator, 1,201 collectives" \
+	"$(g "${ALL[@]}" sql "SELECT count(DISTINCT host || ':' || rank),
+		count(DISTINCT comm_id), count(DISTINCT seq) FROM nccl
+		WHERE op IN ('AllReduce', 'AllGather', 'ReduceScatter',
+		             'Broadcast', 'Reduce', 'AllToAll')" | tail -1)" \
+	"64,1,1201"
+
+# --- the whole recording --------------------------------------------------
+same "nccl-skew, 8 hosts" 64 "${ALL[@]}" report nccl-skew
+# Rank 43 is 5 ms late in 121 of them (seq % 10 == 0): its p99 and max
+# are the 5 ms planted (plus at most the 0.2 ms jitter, rounded away);
+# the next rank's max is the on-time ranks' jitter.
+eq "nccl-skew: rank 43 on host5 first, in all 1,201 collectives, 5 ms p99 and max" \
+	"$(g "${ALL[@]}" report nccl-skew | sed -n 2p | cut -d, -f1,2,5,6,9,10)" \
+	"host5,43,64/64,1201,5.0,5.0"
+eq "nccl-skew: the next rank's max lateness is the jitter, 0.2 ms" \
+	"$(g "${ALL[@]}" report nccl-skew | sed -n 3p | cut -d, -f10)" "0.2"
+same "nccl-arrivals, every collective" 1201 "${ALL[@]}" report nccl-arrivals \
+	--param limit=100000
+eq "nccl-arrivals: the 120 widest collectives end with rank 43" \
+	"$(g "${ALL[@]}" report nccl-arrivals --param limit=120 |
+		tail -n +2 | cut -d, -f8,9 | sort | uniq -c | sed 's/^ *//')" \
+	"120 host5,43"
+
+# --- a window that cuts collectives at both ends --------------------------
+# Each collective's arrivals spread over 0.2 ms: a window from 0.1 ms
+# after seq 60's first arrival to 0.1 ms after seq 600's sees both on
+# fewer ranks, and they must not count for nccl-skew.
+at() {
+	local ns
+	ns=$(g "${ALL[@]}" sql "SELECT min(ts) + 100000 FROM nccl
+		WHERE seq = $1" | tail -1)
+	echo "@${ns:0:10}.${ns:10}"
+}
+W=(--since "$(at 60)" --until "$(at 600)")
+part=$(g "${ALL[@]}" "${W[@]}" sql "SELECT count(*) FROM (SELECT seq FROM nccl
+	WHERE seq IS NOT NULL GROUP BY seq HAVING count(*) < 64)" | tail -1)
+if [ "$part" -ge 1 ]; then ok "window: $part collectives cut by its edges"
+else bad "window" "no collective cut by its edges"; fi
+same "nccl-skew, window" 64 "${ALL[@]}" "${W[@]}" report nccl-skew
+same "nccl-arrivals, window" 500 "${ALL[@]}" "${W[@]}" report nccl-arrivals \
+	--param limit=100000
+
+# --- one host, one process, a host missing ---------------------------------
+same "nccl-skew --host host5" 8 "${ALL[@]}" --host host5 report nccl-skew
+pid=$(g "${ALL[@]}" sql "SELECT pid FROM nccl WHERE host = 'host5' AND
+	rank = 43 LIMIT 1" | tail -1)
+# --pid warns that no process table names it (--table nccl writes none).
+same "nccl-arrivals --pid (rank 43's)" 1201 "${ALL[@]}" --pid "$pid" \
+	report nccl-arrivals --param limit=100000
+grep -v "^gpurec: no process $pid in the recording" "$T/err" >"$T/err2"
+mv "$T/err2" "$T/err"
+same "nccl-skew, host7 missing" 56 "${SEVEN[@]}" report nccl-skew
+same "nccl-arrivals, host7 missing" 1201 "${SEVEN[@]}" report nccl-arrivals \
+	--param limit=100000
+eq "host7 missing: every collective seen on 56 of 64 ranks" \
+	"$(g "${SEVEN[@]}" report nccl-arrivals --param limit=100000 |
+		tail -n +2 | cut -d, -f5 | sort -u)" "56/64"
+
+# --- rank-pace -------------------------------------------------------------
+same "rank-pace, 8 hosts" 64 "${ALL[@]}" report rank-pace
+for n in 3 6; do
+	same "rank-pace per_iter=$n" 64 "${ALL[@]}" report rank-pace \
+		--param per_iter=$n
+done
+same "rank-pace, window" 64 "${ALL[@]}" "${W[@]}" report rank-pace
+same "rank-pace --host host5" 8 "${ALL[@]}" --host host5 report rank-pace
+# 6 collectives an iteration: the median gap between repeats of one call.
+eq "rank-pace: 6 collectives an iteration, for every rank" \
+	"$(g "${ALL[@]}" report rank-pace | tail -n +2 | cut -d, -f8 | sort -u)" "6"
+# No rank is behind and all keep the same pace: the one the others wait
+# for spends the least time inside NCCL calls.
+eq "rank-pace: rank 43 first, none behind" \
+	"$(g "${ALL[@]}" report rank-pace | sed -n 2p | cut -d, -f1,2,7)" \
+	"host5,43,0"
+# host7's job stopped 50 iterations early: its ranks are 300 seqs behind.
+synth --data "$T/short7" --host host7 --table nccl --nccl-ranks 64 \
+	--nccl-host-ranks 56-63 --nccl-iters 150 --nccl-step-ms 500 \
+	--nccl-late-rank 43 --nccl-late-ms 5 --nccl-late-every 10 --seed 4 \
+	--start 2026-11-01T00:00:00Z --rotate-every 4000
+SHORT=("${SEVEN[@]}" --data "$T/short7")
+same "rank-pace, host7 stopped early" 64 "${SHORT[@]}" report rank-pace
+eq "rank-pace: host7's 8 ranks first, 300 seqs behind" \
+	"$(g "${SHORT[@]}" report rank-pace | sed -n 2,9p | cut -d, -f1,7 | sort -u)" \
+	"host7,300"
+same "nccl-skew, host7 stopped early" 64 "${SHORT[@]}" report nccl-skew
+
+# --- no NCCL calls ---------------------------------------------------------
+synth --data "$T/none" --table cuda_kernel --events 1000 \
+	--start 2026-11-01T00:00:00Z
+for r in nccl-skew nccl-arrivals rank-pace; do
+	eq "$r, no NCCL calls: the header alone, as --raw" \
+		"$(g --data "$T/none" report $r | wc -l) $(g --data "$T/none" report $r --raw | wc -l)" \
+		"1 1"
+done
+
+# --- bad input -------------------------------------------------------------
+"$GPUREC" --data "$T/host0" sql "SELECT * FROM nccl_rank_skew(1)" \
+	>"$T/out" 2>"$T/e"
+eq "nccl_rank_skew takes no argument: exit 1, one line" \
+	"$? $(wc -l <"$T/e")" "1 1"
+
+"$GPUREC" --data "$T/host0" sql "SELECT * FROM nccl_rank_pace WHERE arg > 3" \
+	>"$T/out" 2>"$T/e"
+eq "nccl_rank_pace's argument is no filter: exit 1, one line" \
+	"$? $(cat "$T/e")" "1 gpurec: SQL error: no query solution"
+
+if [ -s "$T/err" ]; then bad "no warnings" "$(head -3 "$T/err")"; else ok "no warnings"; fi
+finish
