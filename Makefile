@@ -240,6 +240,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/gapsum.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/ncclsum.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/restrep.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 
