@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # restrep.sh - the reports that read summaries to find where to look
 # (issue 20): cuda-errors and process read failing calls raw only in the
-# minutes sum_api counted errors, and process's off-CPU time comes from
-# sum_offcpu.  Each prints exactly what it prints --raw, over the whole
+# minutes sum_api counted errors, process's off-CPU time comes from
+# sum_offcpu, and xid reads off-CPU intervals raw only in the minutes
+# sum_offcpu says can reach the Xid.  Each prints exactly what it prints --raw, over the whole
 # recording and over a 10-minute window cut mid-minute at both ends, and
 # the rows are checked one by one: failures on both sides of each cut,
-# successes and NULL returns in a failing minute, two comms of one pid.
+# successes and NULL returns in a failing minute, two comms of one pid,
+# a D wait that began minutes before the Xid it reaches.
 # Env: GPUREC, SYNTH (binaries under test).  No root.
 set -uo pipefail
 GPUREC=$(realpath "${GPUREC:-build/gpurec}")
@@ -23,13 +25,14 @@ synth() { "$SYNTH" "$@" >/dev/null 2>"$T/synth.log" || { cat "$T/synth.log"; exi
 # CSV lines end in CRLF (RFC 4180): compared as lines here.
 g() { "$GPUREC" --data "$T/a" --data "$T/b" --format csv "$@" 2>>"$T/err" | tr -d '\r'; }
 
-# 20 minutes of launches (20/s, pids 41000, 41017, 41034) and off-CPU
-# intervals over four segments, all successful; beside them, exact rows
-# of the same host: failing calls, calls that did not fail in their
-# minutes, and pid 700's off-CPU intervals.
-synth --data "$T/a" --table cuda_kernel --table offcpu --events 24000 \
-	--rate 20 --offcpu-gap 50000000 --procs 3 --rotate-every 7000 \
-	--start 2026-11-01T00:00:00Z
+# 20 minutes of launches (20/s, pids 41000, 41017, 41034), off-CPU
+# intervals and 4 GPUs' samples over four segments, all successful, with
+# the generator's Xid 13 at 00:00:45 on GPU 2; beside them, exact rows of
+# the same host: failing calls, calls that did not fail in their minutes,
+# pid 700's off-CPU intervals and an Xid naming it at 00:05:30.2.
+synth --data "$T/a" --table cuda_kernel --table offcpu --table gpu \
+	--gpus 4 --events 24000 --rate 20 --offcpu-gap 50000000 --procs 3 \
+	--rotate-every 7000 --start 2026-11-01T00:00:00Z
 S=1793491200000000000
 at() { echo $((S + $1)); } # at NS: ns after 00:00:00
 call() { # call TABLE TS PID COMM API RET [MORE]
@@ -56,9 +59,17 @@ call() { # call TABLE TS PID COMM API RET [MORE]
 			"$(at $((240000000000 + i * 90000000000)))" \
 			$((250000000 * (i + 1))) "$([ $i = 1 ] && echo S || echo D)"
 	done
+	# A D wait of another thread from 00:02:10 to the Xid: read because
+	# sum_offcpu's minute 2 lasts until then, not because it is near.
+	printf 'offcpu\tts=%s\tpid=700\ttid=701\tcomm=loader\tdur=200000000000\tstate=D\tstack=main;cuInit\n' \
+		"$(at 130000000000)"
+	printf 'gpu_event\tts=%s\tpid=700\tcomm=trainer\tgpu=2\tpci=0000:52:00.0\tkind=xid\txid=79\tsource=kmsg\n' \
+		"$(at 330200000000)"
 } >"$T/rows.tsv"
 synth --data "$T/b" --host synthetic --rows "$T/rows.tsv"
 W="--since 2026-11-01T00:03:00.5Z --until 2026-11-01T00:13:00.25Z"
+# The Xids' windows: 00:00:40.5 to 00:10:30.25.
+XW="--since 2026-11-01T00:00:40.5Z --until 2026-11-01T00:10:30.25Z"
 
 eq "sum_api counts the failing calls in the minutes they fell in" \
 	"$(g sql 'SELECT pid, minute - 1793491200000000000, sum(errors) FROM sum_api WHERE errors > 0 GROUP BY 1, 2 ORDER BY 1, 2' | tail -n +2 | tr '\n' ' ')" \
@@ -74,7 +85,13 @@ eq "process 41000: its failing calls by code" \
 	"cuda errors,cudaDeviceSynchronize 700,1,cudaErrorIllegalAddress cuda errors,cudaLaunchKernel 2,3,cudaErrorMemoryAllocation "
 eq "process 700: off-CPU by state from sum_offcpu" \
 	"$(g report process --param pid=700 | grep '^off-cpu,' | tr '\n' ' ')" \
-	"off-cpu,state D,2,1.0 s off-cpu,state S,1,0.5 s "
+	"off-cpu,state D,3,201.0 s off-cpu,state S,1,0.5 s "
+eq "xid: each Xid's processes (41034 on GPU 2 by NVML, 700 named by the driver)" \
+	"$(g report xid | cut -d, -f1,2,4,6,8,9 | tail -n +2 | tr '\n' ' ')" \
+	"$(at 45404835168),2,13,41034,71,0 $(at 330200000000),2,79,700,0,0 $(at 330200000000),2,79,41034,65,0 "
+eq "xid: pid 700's longest D wait, whole, as the off-CPU column" \
+	"$(g report xid | grep -o 'D 200.0 s tid 701: main;cuInit$')" \
+	"D 200.0 s tid 701: main;cuInit"
 for w in whole window; do
 	[ $w = whole ] && win="" || win=$W
 	for r in cuda-errors "process --param pid=41000" \
@@ -88,6 +105,22 @@ for w in whole window; do
 			ok "$w: $r from summaries equals --raw ($n rows)"
 		else
 			bad "$w: $r from summaries equals --raw" \
+				"$(diff "$T/sum" "$T/raw" | head -5) ($n rows)"
+		fi
+	done
+done
+for w in whole window; do
+	[ $w = whole ] && win="" || win=$XW
+	for b in 10 200; do
+		# shellcheck disable=SC2086
+		g $win report xid --param before_s=$b >"$T/sum"
+		# shellcheck disable=SC2086
+		g $win report xid --param before_s=$b --raw >"$T/raw"
+		n=$(($(wc -l <"$T/raw") - 1))
+		if [ "$n" -gt 2 ] && cmp -s "$T/sum" "$T/raw"; then
+			ok "$w: xid before_s=$b from summaries equals --raw ($n rows)"
+		else
+			bad "$w: xid before_s=$b from summaries equals --raw" \
 				"$(diff "$T/sum" "$T/raw" | head -5) ($n rows)"
 		fi
 	done
