@@ -3,7 +3,9 @@
 # (issue 20): cuda-errors and process read failing calls raw only in the
 # minutes sum_api counted errors, process's off-CPU time comes from
 # sum_offcpu, and xid reads off-CPU intervals raw only in the minutes
-# sum_offcpu says can reach the Xid.  Each prints exactly what it prints --raw, over the whole
+# sum_offcpu says can reach the Xid; recording counts events with
+# table_rows(), from block headers but for the blocks across the window's
+# ends.  Each prints exactly what it prints --raw, over the whole
 # recording and over a 10-minute window cut mid-minute at both ends, and
 # the rows are checked one by one: failures on both sides of each cut,
 # successes and NULL returns in a failing minute, two comms of one pid,
@@ -125,5 +127,53 @@ for w in whole window; do
 		fi
 	done
 done
+# table_rows() against count(*), table by table, under every filter
+# that cuts blocks: a window cut mid-minute at both ends, one ending
+# inside the first block, --pid, --host, and 40 s inside one block of
+# pid 700's intervals (00:02:10 to 00:07:00), across both its ends.
+for f in "" "$W" "--until 2026-11-01T00:00:00.5Z" "--pid 41017" \
+	 "--pid 700 $W" "--host synthetic $W" \
+	 "--since 2026-11-01T00:05:00.5Z --until 2026-11-01T00:05:40.25Z"; do
+	bad=""
+	for t in cuda_kernel cuda_memcpy cuda_sync offcpu gpu gpu_event \
+		 gpu_process process; do
+		# shellcheck disable=SC2086
+		a=$(g $f sql "SELECT table_rows('$t')" | tail -1)
+		# shellcheck disable=SC2086
+		b=$(g $f sql "SELECT count(*) FROM $t" | tail -1)
+		[ "$a" = "$b" ] || bad="$bad $t: $a not $b;"
+	done
+	# shellcheck disable=SC2086
+	n=$(g $f sql 'SELECT table_rows('"'"'cuda_kernel'"'"') + table_rows('"'"'offcpu'"'"')' | tail -1)
+	if [ -z "$bad" ] && [ "$n" -gt 0 ]; then
+		ok "table_rows equals count(*) for 8 tables [${f:-whole}] ($n launches and intervals)"
+	else
+		bad "table_rows equals count(*) [${f:-whole}]" "$bad ($n)"
+	fi
+	# shellcheck disable=SC2086
+	g $f report recording >"$T/sum"
+	# shellcheck disable=SC2086
+	g $f report recording --raw >"$T/raw"
+	if grep -q '^events,' "$T/raw"; then
+		if cmp -s "$T/sum" "$T/raw"; then
+			ok "recording equals --raw [${f:-whole}]"
+		else
+			bad "recording equals --raw [${f:-whole}]" \
+				"$(diff "$T/sum" "$T/raw" | head -5)"
+		fi
+	else
+		bad "recording [${f:-whole}] lists events" "$(head -5 "$T/raw")"
+	fi
+done
+eq "recording: events per table, the window's" \
+	"$(g $W report recording | grep '^events,' | tr '\n' ' ')" \
+	"$(for t in cuda_kernel cuda_memcpy cuda_sync offcpu process; do
+		n=$(g $W sql "SELECT count(*) FROM $t" | tail -1)
+		[ "$n" -gt 0 ] && printf 'events,%s,%s, ' $t "$n"
+	done)"
+"$GPUREC" --data "$T/a" sql "SELECT table_rows('cuda_api')" >/dev/null \
+	2>"$T/union.err"
+eq "table_rows of a union table: one line, exit 1" "$?:$(cat "$T/union.err")" \
+	"1:gpurec: SQL error: table_rows: cuda_api is not a stored event table"
 eq "no warnings" "$(cat "$T/err")" ""
 finish
