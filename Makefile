@@ -453,6 +453,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	bash bench/export_bench.sh $(B)
 	bash bench/graph_kernels_bench.sh $(B)
 	bash bench/busyday.sh $(B) $(BUSYDAY_HOURS) $(BUSYDAY_FLEET_HOURS)
+	bash bench/restrep_bench.sh $(B)
 
 deps:
 	bash packaging/deps.sh
