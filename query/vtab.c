@@ -100,7 +100,10 @@ static int count_rows(struct gr_qctx *q, int si, struct gr_segment *s,
 		      int64_t *rows)
 {
 	const char *path = gr_segment__info(s)->path;
-	uint64_t mask = 1ull << GR_EV_ts | (q->has_pid ? 1ull << GR_EV_pid : 0);
+	/* ts only where the window has an end: its decoding is the cost. */
+	int windowed = lo != INT64_MIN || hi != INT64_MAX;
+	uint64_t mask = (windowed ? 1ull << GR_EV_ts : 0) |
+			(q->has_pid ? 1ull << GR_EV_pid : 0);
 	struct gr_scan_block b;
 	char *err = NULL;
 	int rc = gr_scan__start(sc, s, t, at_lo, at_hi, mask, &err);
@@ -131,8 +134,10 @@ static int count_rows(struct gr_qctx *q, int si, struct gr_segment *s,
 		(*seen)[(*nseen)++] = b.id;
 		const int64_t *ts = b.v[GR_EV_ts], *pid = b.v[GR_EV_pid];
 		const uint8_t *pn = b.nulls[GR_EV_pid];
-		for (uint32_t r = 0; ts && r < b.nrows; r++) {
-			if (ts[r] < lo || ts[r] > hi)
+		if (windowed && !ts)
+			continue;
+		for (uint32_t r = 0; r < b.nrows; r++) {
+			if (windowed && (ts[r] < lo || ts[r] > hi))
 				continue;
 			if (q->has_pid && (!pid || (pn && pn[r >> 3] >> (r & 7) & 1) ||
 					   pid[r] != q->pid))
