@@ -27,11 +27,13 @@ WITH x AS (
   -- The minutes of each process whose off-CPU intervals can reach the
   -- seconds before the Xid: sum_offcpu's rows start by ts_last and last
   -- at most dur_max.  Only those minutes are read raw, not the hour.
+  -- Summarized over the hour itself: the cut minutes at its ends come
+  -- from their raw intervals, as any window's.
   SELECT DISTINCT p.host, p.ts, p.pid, s.minute
-  FROM p JOIN sum_offcpu s
-    ON s.host = p.host AND s.pid = p.pid
-   AND s.minute BETWEEN p.ts - 3660000000000 AND p.ts + 1000000000
-   AND s.ts_last + s.dur_max >= p.ts - :before_s
+  FROM p CROSS JOIN sum_offcpu s -- p outermost: s read over its hour
+  WHERE s.host = p.host AND s.pid = p.pid
+    AND s.ts BETWEEN p.ts - 3600000000000 AND p.ts + 1000000000
+    AND s.ts_last + s.dur_max >= p.ts - :before_s
 ), o AS (
   -- Each process's off-CPU intervals around the Xid, ranked: the thread
   -- that made the last CUDA call first (an idle pool thread's long sleep
