@@ -24,7 +24,7 @@ if [ ! -f "$D/.stamp" ]; then
 	exit 1
 fi
 span=$("$B/gpurec" --data "$D" --format csv sql \
-	'SELECT (max(end_ts) - min(start_ts) + 1) / 1000000000 FROM segments' |
+	'SELECT (max(end_ts) - min(start_ts) + 500000000) / 1000000000 FROM segments' |
 	tail -1 | tr -d '\r')
 if [ $(( span % 3600 )) = 0 ]; then L=$(( span / 3600 ))h
 else L=$(( (span + 59) / 60 ))m; fi
