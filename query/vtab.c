@@ -90,10 +90,10 @@ static void fn_window(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_int64(ctx, v);
 }
 
-/* Decodes table t's blocks of s overlapping [at, at] (skipping those whose
- * ids are in seen[0..*nseen), adding the others there) and adds the rows
- * the window [lo, hi] and --pid let through to *rows.  at == lo and
- * at == hi walk every block.  Returns 0, or -ENOMEM. */
+/* Decodes table t's blocks of s overlapping [at_lo, at_hi] (skipping
+ * those whose ids are in seen[0..*nseen), adding the others there) and
+ * adds the rows that the window [lo, hi] and --pid let through to *rows.
+ * Returns 0, or -ENOMEM; a bad block or segment is warned about. */
 static int count_rows(struct gr_qctx *q, int si, struct gr_segment *s,
 		      struct gr_scan *sc, int t, int64_t at_lo, int64_t at_hi,
 		      int64_t lo, int64_t hi, int64_t **seen, int *nseen,
@@ -139,8 +139,9 @@ static int count_rows(struct gr_qctx *q, int si, struct gr_segment *s,
 		for (uint32_t r = 0; r < b.nrows; r++) {
 			if (windowed && (ts[r] < lo || ts[r] > hi))
 				continue;
-			if (q->has_pid && (!pid || (pn && pn[r >> 3] >> (r & 7) & 1) ||
-					   pid[r] != q->pid))
+			if (q->has_pid &&
+			    (!pid || (pn && (pn[r >> 3] >> (r & 7)) & 1) ||
+			     pid[r] != q->pid))
 				continue;
 			(*rows)++;
 		}
