@@ -250,6 +250,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/latsum.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/ncclfleet.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/restrep.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 
@@ -464,6 +466,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	bash bench/graph_kernels_bench.sh $(B)
 	bash bench/busyday.sh $(B) $(BUSYDAY_HOURS) $(BUSYDAY_FLEET_HOURS)
 	bash bench/ncclfleet_bench.sh $(B)
+	bash bench/restrep_bench.sh $(B)
 
 deps:
 	bash packaging/deps.sh

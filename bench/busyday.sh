@@ -39,7 +39,7 @@ SLOW=${SLOW:-20}
 CAP=${CAP:-1800}
 G=$B/gpurec
 START=2026-11-01T00:00:00Z
-START_S=1761955200
+START_S=1793491200 # $START in s: timeline and the user query look at its middle
 
 secs() { # 24 -> 86400, 10m -> 600
 	case $1 in

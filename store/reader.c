@@ -538,6 +538,32 @@ int gr_segment__table_blocks(struct gr_segment *s,
 	return stop;
 }
 
+int gr_segment__rows_inside(struct gr_segment *s, const char *table,
+			    int64_t lo, int64_t hi, int64_t *rows, char **err)
+{
+	sqlite3_stmt *st;
+	/* blocks_tbl_ts serves the range on ts_min; count and ts_max come
+	 * from the row, its payload left on its overflow pages. */
+	if (sqlite3_prepare_v2(s->db, "SELECT total(count) FROM blocks"
+			       " WHERE tbl = ?1 AND ts_min >= ?2 AND"
+			       " ts_max <= ?3", -1, &st, NULL)) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, lo);
+	sqlite3_bind_int64(st, 3, hi);
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		*err = fmt_err("%s", sqlite3_errmsg(s->db));
+		sqlite3_finalize(st);
+		return -EIO;
+	}
+	*rows = (int64_t)sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
 void gr_segment__read_begin(struct gr_segment *s)
 {
 	sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);

@@ -324,6 +324,12 @@ int gr_segment__table_blocks(struct gr_segment *s,
 				       const struct gr_table_blocks *tb),
 			     void *ctx, char **err);
 
+/* The rows of table's blocks in s that lie wholly inside [lo, hi], from
+ * their row headers: no payload is read and no checksum checked.  Sets
+ * *rows and returns 0, or -EIO with *err set. */
+int gr_segment__rows_inside(struct gr_segment *s, const char *table,
+			    int64_t lo, int64_t hi, int64_t *rows, char **err);
+
 /* Opens and closes a read transaction, so that several reads of an open
  * segment see one state while its writer commits. */
 void gr_segment__read_begin(struct gr_segment *s);

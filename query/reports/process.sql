@@ -22,13 +22,20 @@ UNION ALL SELECT 'identity', 'start_ts', NULL, iso(start_ts) FROM p
 UNION ALL SELECT 'cuda', 'minute ' || iso(minute), calls,
                  launches || ' launches, ' || errors || ' errors'
           FROM m
-UNION ALL SELECT 'cuda errors', api || ' ' || ret, count(*),
-                 cuda_error_name(api, ret)
-          FROM cuda_api WHERE pid = :pid AND ret IS NOT NULL AND ret != 0
-          GROUP BY api, ret
-UNION ALL SELECT 'off-cpu', 'state ' || state, count(*),
-                 round(sum(dur) / 1e9, 3) || ' s'
-          FROM offcpu WHERE pid = :pid GROUP BY state
+-- Failing calls by code: read raw only in the minutes where sum_api
+-- counted errors of the process (it keeps no codes).
+UNION ALL SELECT 'cuda errors', c.api || ' ' || c.ret, count(*),
+                 cuda_error_name(c.api, c.ret)
+          FROM (SELECT DISTINCT minute FROM sum_api
+                WHERE pid = :pid AND errors > 0) e
+          CROSS JOIN cuda_api c -- e outermost: each minute is a ts range
+          WHERE c.pid = :pid AND c.ts >= e.minute
+            AND c.ts < e.minute + 60000000000
+            AND c.ret IS NOT NULL AND c.ret != 0
+          GROUP BY c.api, c.ret
+UNION ALL SELECT 'off-cpu', 'state ' || state, sum(intervals),
+                 round(sum(dur_total) / 1e9, 3) || ' s'
+          FROM sum_offcpu WHERE pid = :pid GROUP BY state
 UNION ALL SELECT 'file i/o', syscall, count(*), sum(max(bytes, 0)) || ' bytes'
           FROM file_io WHERE pid = :pid GROUP BY syscall
 UNION ALL SELECT 'block i/o', op, count(*), sum(bytes) || ' bytes'
