@@ -172,7 +172,7 @@ eq "verify --format jsonl of one directory: no dirs key, as before" \
 	"False"
 eq "status over the glob: each host's directory and segments, then the total" \
 	"$("$GPUREC" "${GLOB[@]}" status | grep -E '^(data|host|segments|total) ' | tr -s ' ' | tr '\n' '|')" \
-	"data $F/node0|host node0|segments 5: 5 sealed, 0 open|data $F/node1|host node1|segments 5: 5 sealed, 0 open|data $F/node2|host node2|segments 5: 5 sealed, 0 open|total 3 directories: 15 segments, 1218 events, 0 dropped, 540.0 KiB in segments|"
+	"data $F/node0|host node0|segments 5: 5 sealed, 0 open|data $F/node1|host node1|segments 5: 5 sealed, 0 open|data $F/node2|host node2|segments 5: 5 sealed, 0 open|total 3 directories: 15 segments, 1218 events, 0 dropped, $(python3 -c 'import os, sys; print("%.1f" % (sum(os.path.getsize(f) for f in sys.argv[1:]) / 1024))' "$F"/node*/*.seg) KiB in segments|"
 
 # --- a copy made as docs/fleet.md says: tar of sealed segments + MANIFEST ---
 mkdir "$T/srv"
