@@ -70,7 +70,7 @@ checks() {
 	eq "${L}gpurec report top-kernels <TAB>: one report only" \
 		"$(comp gpurec report top-kernels '')" ""
 	eq "${L}gpurec report launch-gaps --param <TAB>: its parameters" \
-		"$(comp gpurec report launch-gaps --param '')" "limit= min_ms="
+		"$(comp gpurec report launch-gaps --param '')" "limit= lookup_every= min_ms="
 	eq "${L}gpurec report timeline --param d<TAB>" \
 		"$(comp gpurec report timeline --param d)" "delta_ms="
 	eq "${L}gpurec report mem-churn --param <TAB>: none" \
