@@ -42,6 +42,10 @@
  * time is that of reading every call: a day of 8 busy hosts (1.6 billion
  * calls) neither fits nor answers in seconds; that needs per-collective
  * summaries written at ingest (docs/reports.md says where this stands).
+ * Every allocation here goes through SQLite's allocator, so --max-memory
+ * (sqlite3_hard_heap_limit64, 1G by default) caps these tables as it caps
+ * SQLite's own sorts: a window too big ends with the memory line, not
+ * with the host's memory exhausted.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -49,6 +53,26 @@
 #include <string.h>
 
 #include "query/nccl_fleet.h"
+
+/* calloc and strdup on SQLite's allocator (see the header). */
+static void *nf_calloc(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	void *p = sqlite3_malloc64((sqlite3_uint64)n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+static char *nf_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = sqlite3_malloc64(n);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
 
 /* The collectives that have a seq shared by every rank: the reports'
  * --raw halves filter on the same list. */
@@ -82,9 +106,9 @@ struct nccl_load {
 static void load_free(struct nccl_load *l)
 {
 	for (int i = 0; i < l->nnames; i++)
-		free(l->names[i]);
-	free(l->names);
-	free(l->a);
+		sqlite3_free(l->names[i]);
+	sqlite3_free(l->names);
+	sqlite3_free(l->a);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -99,13 +123,13 @@ static int intern(struct nccl_load *l, const char *s, int hint)
 			return i;
 	if (l->nnames == l->capnames) {
 		int cap = l->capnames ? 2 * l->capnames : 16;
-		char **p = realloc(l->names, (size_t)cap * sizeof(*p));
+		char **p = sqlite3_realloc64(l->names, (size_t)cap * sizeof(*p));
 		if (!p)
 			return -1;
 		l->names = p;
 		l->capnames = cap;
 	}
-	if (!(l->names[l->nnames] = strdup(s)))
+	if (!(l->names[l->nnames] = nf_strdup(s)))
 		return -1;
 	return l->nnames++;
 }
@@ -127,12 +151,12 @@ static int cmp_name(const void *pa, const void *pb, void *names)
 static int renumber_names(struct nccl_load *l)
 {
 	int n = l->nnames;
-	int *order = malloc((size_t)(n ? n : 1) * sizeof(*order));
-	int *newid = malloc((size_t)(n ? n : 1) * sizeof(*newid));
-	char **names = malloc((size_t)(n ? n : 1) * sizeof(*names));
+	int *order = sqlite3_malloc64((size_t)(n ? n : 1) * sizeof(*order));
+	int *newid = sqlite3_malloc64((size_t)(n ? n : 1) * sizeof(*newid));
+	char **names = sqlite3_malloc64((size_t)(n ? n : 1) * sizeof(*names));
 
 	if (!order || !newid || !names) {
-		free(order), free(newid), free(names);
+		sqlite3_free(order), sqlite3_free(newid), sqlite3_free(names);
 		return -ENOMEM;
 	}
 	for (int i = 0; i < n; i++)
@@ -146,10 +170,10 @@ static int renumber_names(struct nccl_load *l)
 		l->a[i].host = newid[l->a[i].host];
 		l->a[i].op = newid[l->a[i].op];
 	}
-	free(l->names);
+	sqlite3_free(l->names);
 	l->names = names;
-	free(order);
-	free(newid);
+	sqlite3_free(order);
+	sqlite3_free(newid);
 	return 0;
 }
 
@@ -172,7 +196,7 @@ static int load(sqlite3 *db, struct nccl_load *l, char **err)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (l->n == l->cap) {
 			size_t cap = l->cap ? 2 * l->cap : 65536;
-			struct arrival *p = realloc(l->a, cap * sizeof(*p));
+			struct arrival *p = sqlite3_realloc64(l->a, cap * sizeof(*p));
 			if (!p) {
 				rc = SQLITE_NOMEM;
 				break;
@@ -240,15 +264,15 @@ static uint64_t key_hash(const int64_t k[4])
 
 static void idmap_free(struct idmap *m)
 {
-	free(m->key);
-	free(m->slot);
+	sqlite3_free(m->key);
+	sqlite3_free(m->slot);
 	memset(m, 0, sizeof(*m));
 }
 
 static int idmap_grow(struct idmap *m)
 {
 	size_t cap = m->cap ? 2 * m->cap : 1024;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
+	uint32_t *slot = nf_calloc(cap, sizeof(*slot));
 
 	if (!slot)
 		return -ENOMEM;
@@ -258,7 +282,7 @@ static int idmap_grow(struct idmap *m)
 			i = (i + 1) & (cap - 1);
 		slot[i] = id + 1;
 	}
-	free(m->slot);
+	sqlite3_free(m->slot);
 	m->slot = slot;
 	m->cap = cap;
 	return 0;
@@ -298,7 +322,7 @@ static int64_t idmap_get(struct idmap *m, const int64_t k[4])
 		return m->slot[i] - 1;
 	if (m->n == m->capkeys) {
 		uint32_t cap = m->capkeys ? 2 * m->capkeys : 1024;
-		int64_t (*key)[4] = realloc(m->key, cap * sizeof(*key));
+		int64_t (*key)[4] = sqlite3_realloc64(m->key, cap * sizeof(*key));
 		if (!key)
 			return -1;
 		m->key = key;
@@ -335,13 +359,13 @@ static int group_arrivals(const struct nccl_load *l,
 			  int (*key)(const struct arrival *, int64_t k[4]),
 			  struct idmap *m, uint32_t **start, uint32_t **ord)
 {
-	uint32_t *id = calloc(l->n ? l->n : 1, sizeof(*id));
-	uint32_t *kept = malloc((l->n ? l->n : 1) * sizeof(*kept));
+	uint32_t *id = nf_calloc(l->n ? l->n : 1, sizeof(*id));
+	uint32_t *kept = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*kept));
 	size_t n = 0;
 
 	memset(m, 0, sizeof(*m));
 	*start = NULL;
-	*ord = malloc((l->n ? l->n : 1) * sizeof(**ord));
+	*ord = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(**ord));
 	if (!id || !kept || !*ord)
 		goto fail;
 	for (size_t i = 0; i < l->n; i++) {
@@ -354,19 +378,19 @@ static int group_arrivals(const struct nccl_load *l,
 		kept[n] = (uint32_t)i;
 		id[n++] = (uint32_t)g;
 	}
-	if (!(*start = malloc(((size_t)m->n + 1) * sizeof(**start))))
+	if (!(*start = sqlite3_malloc64(((size_t)m->n + 1) * sizeof(**start))))
 		goto fail;
 	group_by_id(id, n, m->n, *start, *ord);
 	for (size_t i = 0; i < n; i++)
 		(*ord)[i] = kept[(*ord)[i]];
-	free(id);
-	free(kept);
+	sqlite3_free(id);
+	sqlite3_free(kept);
 	return 0;
 fail:
-	free(id);
-	free(kept);
-	free(*ord);
-	free(*start);
+	sqlite3_free(id);
+	sqlite3_free(kept);
+	sqlite3_free(*ord);
+	sqlite3_free(*start);
 	*ord = *start = NULL;
 	idmap_free(m);
 	return -ENOMEM;
@@ -481,8 +505,8 @@ static int walk_collectives(struct nccl_load *l, struct coll_row *rows,
 				&rows[g]);
 	*nrows = m.n;
 	idmap_free(&m);
-	free(start);
-	free(ord);
+	sqlite3_free(start);
+	sqlite3_free(ord);
 	return 0;
 }
 
@@ -565,10 +589,10 @@ static int rank_skew(struct nccl_load *l, struct skew_row *rows,
 {
 	struct idmap comms, ranks;
 	uint32_t *cstart, *cord, *rstart, *rord;
-	int64_t *late = malloc((l->n ? l->n : 1) * sizeof(*late));
+	int64_t *late = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*late));
 
 	if (!late || group_arrivals(l, key_comm, &comms, &cstart, &cord)) {
-		free(late);
+		sqlite3_free(late);
 		return -ENOMEM;
 	}
 	for (uint32_t c = 0; c < comms.n; c++) {
@@ -582,10 +606,10 @@ static int rank_skew(struct nccl_load *l, struct skew_row *rows,
 		}
 	}
 	idmap_free(&comms);
-	free(cstart);
-	free(cord);
+	sqlite3_free(cstart);
+	sqlite3_free(cord);
 	if (group_arrivals(l, key_counted_rank, &ranks, &rstart, &rord)) {
-		free(late);
+		sqlite3_free(late);
 		return -ENOMEM;
 	}
 	for (uint32_t g = 0; g < ranks.n; g++)
@@ -593,9 +617,9 @@ static int rank_skew(struct nccl_load *l, struct skew_row *rows,
 			  late, &rows[g]);
 	*nrows = ranks.n;
 	idmap_free(&ranks);
-	free(rstart);
-	free(rord);
-	free(late);
+	sqlite3_free(rstart);
+	sqlite3_free(rord);
+	sqlite3_free(late);
 	return 0;
 }
 
@@ -678,7 +702,7 @@ static int load_times(sqlite3 *db, struct nccl_load *l, struct idmap *m,
 		}
 		if ((uint32_t)g == cap) {
 			cap = cap ? 2 * cap : 64;
-			struct proc_time *p = realloc(*t, cap * sizeof(*p));
+			struct proc_time *p = sqlite3_realloc64(*t, cap * sizeof(*p));
 			if (!p) {
 				rc = SQLITE_NOMEM;
 				break;
@@ -719,10 +743,10 @@ static int iteration_lengths(const struct nccl_load *l,
 {
 	struct idmap rep, pools = {0};
 	uint32_t *start, *ord;
-	int64_t *gap = malloc((l->n ? l->n : 1) * sizeof(*gap));
-	uint32_t *pool = malloc((l->n ? l->n : 1) * sizeof(*pool));
+	int64_t *gap = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*gap));
+	uint32_t *pool = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*pool));
 	uint32_t *pstart = NULL, *pord = NULL;
-	int64_t *vals = malloc((l->n ? l->n : 1) * sizeof(*vals));
+	int64_t *vals = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*vals));
 	size_t ng = 0;
 	int rc = -ENOMEM;
 
@@ -746,8 +770,8 @@ static int iteration_lengths(const struct nccl_load *l,
 			pool[ng++] = (uint32_t)pid;
 		}
 	}
-	if (!(pstart = malloc(((size_t)pools.n + 1) * sizeof(*pstart))) ||
-	    !(pord = malloc((ng ? ng : 1) * sizeof(*pord))))
+	if (!(pstart = sqlite3_malloc64(((size_t)pools.n + 1) * sizeof(*pstart))) ||
+	    !(pord = sqlite3_malloc64((ng ? ng : 1) * sizeof(*pord))))
 		goto out;
 	group_by_id(pool, ng, pools.n, pstart, pord);
 	for (uint32_t c = 0; c < comms->n; c++)
@@ -775,15 +799,15 @@ static int iteration_lengths(const struct nccl_load *l,
 	rc = 0;
 out:
 	idmap_free(&rep);
-	free(start);
-	free(ord);
+	sqlite3_free(start);
+	sqlite3_free(ord);
 out_nogroup:
 	idmap_free(&pools);
-	free(gap);
-	free(pool);
-	free(pstart);
-	free(pord);
-	free(vals);
+	sqlite3_free(gap);
+	sqlite3_free(pool);
+	sqlite3_free(pstart);
+	sqlite3_free(pord);
+	sqlite3_free(vals);
 	return rc;
 }
 
@@ -847,13 +871,13 @@ static int rank_pace(struct nccl_load *l, int64_t param,
 	if (group_arrivals(l, key_rank, &ranks, &rstart, &rord) ||
 	    group_arrivals(l, key_proc, &procs, &pstart, &pord))
 		goto out;
-	per_iter = malloc((comms.n ? comms.n : 1) * sizeof(*per_iter));
-	last = malloc((comms.n ? comms.n : 1) * sizeof(*last));
-	best = malloc((comms.n ? comms.n : 1) * sizeof(*best));
-	proc_ns = malloc((procs.n ? procs.n : 1) * sizeof(*proc_ns));
-	proc_has = calloc(procs.n ? procs.n : 1, 1);
-	diff = malloc((l->n ? l->n : 1) * sizeof(*diff));
-	e = malloc((l->n ? l->n : 1) * sizeof(*e));
+	per_iter = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*per_iter));
+	last = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*last));
+	best = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*best));
+	proc_ns = sqlite3_malloc64((procs.n ? procs.n : 1) * sizeof(*proc_ns));
+	proc_has = nf_calloc(procs.n ? procs.n : 1, 1);
+	diff = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*diff));
+	e = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*e));
 	if (!per_iter || !last || !best || !proc_ns || !proc_has || !diff ||
 	    !e || iteration_lengths(l, &comms, per_iter, best))
 		goto out;
@@ -920,10 +944,10 @@ out:
 	idmap_free(&comms);
 	idmap_free(&ranks);
 	idmap_free(&procs);
-	free(cstart), free(cord), free(rstart), free(rord);
-	free(pstart), free(pord);
-	free(per_iter), free(last), free(best), free(proc_ns), free(proc_has);
-	free(diff), free(e);
+	sqlite3_free(cstart), sqlite3_free(cord), sqlite3_free(rstart), sqlite3_free(rord);
+	sqlite3_free(pstart), sqlite3_free(pord);
+	sqlite3_free(per_iter), sqlite3_free(last), sqlite3_free(best), sqlite3_free(proc_ns), sqlite3_free(proc_has);
+	sqlite3_free(diff), sqlite3_free(e);
 	return rc;
 }
 
@@ -1014,7 +1038,7 @@ static int nf_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 
 static int nf_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
-	struct nf_cursor *c = calloc(1, sizeof(*c));
+	struct nf_cursor *c = nf_calloc(1, sizeof(*c));
 
 	(void)v;
 	if (!c)
@@ -1026,10 +1050,10 @@ static int nf_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 static void cursor_reset(struct nf_cursor *c)
 {
 	load_free(&c->l);
-	free(c->skew);
-	free(c->coll);
-	free(c->pace);
-	free(c->times);
+	sqlite3_free(c->skew);
+	sqlite3_free(c->coll);
+	sqlite3_free(c->pace);
+	sqlite3_free(c->times);
 	idmap_free(&c->tm);
 	c->skew = NULL;
 	c->coll = NULL;
@@ -1043,7 +1067,7 @@ static int nf_close(sqlite3_vtab_cursor *cur)
 	struct nf_cursor *c = (struct nf_cursor *)cur;
 
 	cursor_reset(c);
-	free(c);
+	sqlite3_free(c);
 	return SQLITE_OK;
 }
 
@@ -1065,7 +1089,7 @@ static int nf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 		return rc;
 	}
 	/* One row per collective, or per rank: at most one per arrival. */
-	c->coll = malloc((c->l.n ? c->l.n : 1) * sizeof(*c->coll));
+	c->coll = sqlite3_malloc64((c->l.n ? c->l.n : 1) * sizeof(*c->coll));
 	if (!c->coll || walk_collectives(&c->l, c->coll, &nc))
 		return SQLITE_NOMEM;
 	if (v->t == T_ARRIVAL) {
@@ -1083,13 +1107,13 @@ static int nf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 			v->base.zErrMsg = err;
 			return rc;
 		}
-		c->pace = malloc((c->l.n ? c->l.n : 1) * sizeof(*c->pace));
+		c->pace = sqlite3_malloc64((c->l.n ? c->l.n : 1) * sizeof(*c->pace));
 		if (!c->pace || rank_pace(&c->l, param, &c->tm, c->times,
 					  c->pace, &c->n))
 			return SQLITE_NOMEM;
 		return SQLITE_OK;
 	}
-	c->skew = malloc((c->l.n ? c->l.n : 1) * sizeof(*c->skew));
+	c->skew = sqlite3_malloc64((c->l.n ? c->l.n : 1) * sizeof(*c->skew));
 	if (!c->skew || rank_skew(&c->l, c->skew, &c->n))
 		return SQLITE_NOMEM;
 	return SQLITE_OK;

@@ -162,4 +162,16 @@ eq "nccl_rank_pace's argument is no filter: exit 1, one line" \
 	"$? $(cat "$T/e")" "1 gpurec: SQL error: no query solution"
 
 if [ -s "$T/err" ]; then bad "no warnings" "$(head -3 "$T/err")"; else ok "no warnings"; fi
+# The C tables allocate through SQLite, so --max-memory caps them as it caps
+# SQLite's sorts: 1M calls (about 90 MB of records) under a 16M ceiling end
+# with the memory line and exit 1, not with the host's memory.
+synth --data "$T/big" --host big --table nccl --nccl-ranks 64 \
+	--nccl-iters 2000 --nccl-step-ms 500 --seed 4 \
+	--start 2026-11-01T00:00:00Z
+for r in nccl-skew nccl-arrivals rank-pace; do
+	out=$("$GPUREC" --data "$T/big" --max-memory 16M report $r 2>&1 >/dev/null); rc=$?
+	eq "$r over 1M calls under --max-memory 16M: the memory line, exit 1" \
+		"$rc $out" "1 gpurec: out of memory: the query needs more than --max-memory allows"
+done
+
 finish
