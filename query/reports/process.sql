@@ -36,10 +36,11 @@ UNION ALL SELECT 'cuda errors', c.api || ' ' || c.ret, count(*),
 UNION ALL SELECT 'off-cpu', 'state ' || state, sum(intervals),
                  round(sum(dur_total) / 1e9, 3) || ' s'
           FROM sum_offcpu WHERE pid = :pid GROUP BY state
-UNION ALL SELECT 'file i/o', syscall, count(*), sum(max(bytes, 0)) || ' bytes'
-          FROM file_io WHERE pid = :pid GROUP BY syscall
-UNION ALL SELECT 'block i/o', op, count(*), sum(bytes) || ' bytes'
-          FROM block_io WHERE pid = :pid GROUP BY op
+-- I/O from sum_io: its file rows count only calls that did not fail.
+UNION ALL SELECT 'file i/o', syscall, sum(calls), sum(bytes) || ' bytes'
+          FROM sum_io WHERE pid = :pid AND block = 0 GROUP BY syscall
+UNION ALL SELECT 'block i/o', op, sum(calls), sum(bytes) || ' bytes'
+          FROM sum_io WHERE pid = :pid AND block = 1 GROUP BY op
 UNION ALL SELECT 'exit', 'exit_ts', NULL, iso(exit_ts) FROM p WHERE exit_ts IS NOT NULL
 UNION ALL SELECT 'exit', 'exit_code', NULL, exit_code FROM p WHERE exit_ts IS NOT NULL
 -- raw:

@@ -189,5 +189,26 @@ eq "old segments: sum_runq and sum_io still count every event" \
 	"$("$GPUREC" --data "$O" --format csv sql 'SELECT (SELECT sum(waits) FROM sum_runq), (SELECT sum(calls) FROM sum_io)' 2>&1 | tr -d '\r' | tail -1)" \
 	"30000,12000"
 
+# process's I/O section reads sum_io too: the same lines as its --raw half
+# (file calls that failed count, their bytes do not), for pids with block
+# requests and file calls, whole and in the window.
+for pid in 100 200 300; do
+	for w in whole window; do
+		[ $w = whole ] && win="" || win=$W
+		# shellcheck disable=SC2086
+		# (these pids have no process row: its "matched nothing" line is
+		# expected on stderr)
+		sum=$("$GPUREC" --data "$A" --format csv $win report process --param pid=$pid 2>/dev/null | tr -d '\r' | grep -E '^(file|block) i/o,')
+		# shellcheck disable=SC2086
+		raw=$("$GPUREC" --data "$A" --format csv $win report process --param pid=$pid --raw 2>/dev/null | tr -d '\r' | grep -E '^(file|block) i/o,')
+		n=$(echo "$sum" | grep -c .)
+		if [ "$n" -ge 4 ] && [ "$sum" == "$raw" ]; then
+			ok "$w: process $pid's I/O lines from sum_io equal --raw ($n lines)"
+		else
+			bad "$w: process $pid's I/O lines" "$(diff <(echo "$sum") <(echo "$raw") | head -4) ($n lines)"
+		fi
+	done
+done
+
 eq "nothing on stderr" "$(cat "$T/err")" ""
 finish
