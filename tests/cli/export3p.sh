@@ -182,7 +182,7 @@ before=$(date +%s%N)
 	export --format sqlite -o "$T/p q.db" 2>"$T/err"
 rc=$?
 after=$(date +%s%N)
-tables=$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | grep -v '^segments$\|^runs$\|^sum_')
+tables=$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | grep -v '^segments$\|^runs$\|^sum_\|^cuda_graph_[ek]')
 sum_rows="SELECT 0$(for t in $tables; do printf ' + (SELECT count(*) FROM %s)' "$t"; done)"
 eq "sqlite: exit 0, the summary line" "$rc:$(summary "$T/err")" \
 	"0:exported $(commas "$(csv --data "$E" --since "$since" --until "$until" --host alpha sql "$sum_rows" | tail -n +2)") rows from 2 segments to $T/p q.db ($(si "$(stat -c %s "$T/p q.db")")) in S s"
