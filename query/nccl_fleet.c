@@ -172,6 +172,9 @@ static int renumber_names(struct nccl_load *l)
 	}
 	sqlite3_free(l->names);
 	l->names = names;
+	/* The new array holds n: intern() may add more after this (rank-pace
+	 * reads hosts with no collective), and must grow it first. */
+	l->capnames = n ? n : 1;
 	sqlite3_free(order);
 	sqlite3_free(newid);
 	return 0;
@@ -827,26 +830,44 @@ static int cmp_entry(const void *pa, const void *pb)
 
 /* The median over a process's calls in a communicator of a call's entry
  * less the entry of each of its calls @per seqs before (every such pair,
- * as the join makes them).  Returns 1 with *ns set, 0 if no pair. */
-static int iteration_ns(struct entry *e, size_t k, int64_t per,
-			int64_t *diff, double *ns)
+ * as the join makes them: a process driving several ranks of one
+ * communicator has each seq once per rank, so the pairs may outnumber the
+ * calls; they are counted first).  Returns 1 with *ns set, 0 if no pair,
+ * or -ENOMEM. */
+static int iteration_ns(struct entry *e, size_t k, int64_t per, double *ns)
 {
 	size_t nd = 0, lo = 0;
 
 	qsort(e, k, sizeof(*e), cmp_entry);
-	for (size_t i = 0; i < k; i++) {
-		int64_t want = e[i].seq - per;
-		/* Seqs ascend and per >= 0: the match moves forward. */
-		while (lo < k && e[lo].seq < want)
-			lo++;
-		for (size_t j = lo; j < k && e[j].seq == want; j++)
-			diff[nd++] = e[i].ts - e[j].ts;
+	for (int fill = 0; fill < 2; fill++) {
+		int64_t *diff = NULL;
+		if (fill) {
+			if (!nd)
+				return 0;
+			if (nd > SIZE_MAX / sizeof(*diff) ||
+			    !(diff = sqlite3_malloc64(nd * sizeof(*diff))))
+				return -ENOMEM;
+		}
+		nd = lo = 0;
+		for (size_t i = 0; i < k; i++) {
+			int64_t want = e[i].seq - per;
+			/* Seqs ascend and per >= 0: the match moves forward. */
+			while (lo < k && e[lo].seq < want)
+				lo++;
+			for (size_t j = lo; j < k && e[j].seq == want; j++) {
+				if (diff)
+					diff[nd] = e[i].ts - e[j].ts;
+				nd++;
+			}
+		}
+		if (diff) {
+			qsort(diff, nd, sizeof(*diff), cmp_i64);
+			*ns = pct(diff, nd, 0.5);
+			sqlite3_free(diff);
+			return 1;
+		}
 	}
-	if (!nd)
-		return 0;
-	qsort(diff, nd, sizeof(*diff), cmp_i64);
-	*ns = pct(diff, nd, 0.5);
-	return 1;
+	return 0;
 }
 
 /* Fills @rows (*nrows; l->n fit) with rank-pace's row per (comm_id, host,
@@ -860,7 +881,7 @@ static int rank_pace(struct nccl_load *l, int64_t param,
 	struct idmap comms, ranks = {0}, procs = {0};
 	uint32_t *cstart, *cord, *rstart = NULL, *rord = NULL;
 	uint32_t *pstart = NULL, *pord = NULL;
-	int64_t *per_iter = NULL, *last = NULL, *diff = NULL;
+	int64_t *per_iter = NULL, *last = NULL;
 	double *best = NULL, *proc_ns = NULL;
 	uint8_t *proc_has = NULL;
 	struct entry *e = NULL;
@@ -874,11 +895,10 @@ static int rank_pace(struct nccl_load *l, int64_t param,
 	per_iter = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*per_iter));
 	last = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*last));
 	best = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*best));
-	proc_ns = sqlite3_malloc64((procs.n ? procs.n : 1) * sizeof(*proc_ns));
+	proc_ns = nf_calloc(procs.n ? procs.n : 1, sizeof(*proc_ns));
 	proc_has = nf_calloc(procs.n ? procs.n : 1, 1);
-	diff = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*diff));
 	e = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*e));
-	if (!per_iter || !last || !best || !proc_ns || !proc_has || !diff ||
+	if (!per_iter || !last || !best || !proc_ns || !proc_has ||
 	    !e || iteration_lengths(l, &comms, per_iter, best))
 		goto out;
 	if (param > 0)
@@ -902,8 +922,10 @@ static int rank_pace(struct nccl_load *l, int64_t param,
 			e[m].seq = l->a[pord[pstart[g] + m]].seq;
 			e[m].ts = l->a[pord[pstart[g] + m]].ts;
 		}
-		proc_has[g] = (uint8_t)iteration_ns(e, k, per_iter[c], diff,
-						    &proc_ns[g]);
+		int has = iteration_ns(e, k, per_iter[c], &proc_ns[g]);
+		if (has < 0)
+			goto out;
+		proc_has[g] = (uint8_t)has;
 	}
 	for (uint32_t g = 0; g < ranks.n; g++) {
 		const struct arrival *f = &l->a[rord[rstart[g]]];
@@ -947,7 +969,7 @@ out:
 	sqlite3_free(cstart), sqlite3_free(cord), sqlite3_free(rstart), sqlite3_free(rord);
 	sqlite3_free(pstart), sqlite3_free(pord);
 	sqlite3_free(per_iter), sqlite3_free(last), sqlite3_free(best), sqlite3_free(proc_ns), sqlite3_free(proc_has);
-	sqlite3_free(diff), sqlite3_free(e);
+	sqlite3_free(e);
 	return rc;
 }
 

@@ -130,6 +130,11 @@ static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 			op = 'p';
 		} else if (c->op == SQLITE_INDEX_CONSTRAINT_EQ && !keyed &&
 			   c->iColumn >= 0 &&
+			   /* The dictionary is matched byte for byte: under
+			    * another collation (NOCASE) rows it equals would
+			    * never reach SQLite's own test. */
+			   !sqlite3_stricmp(sqlite3_vtab_collation(ii, i),
+					    "BINARY") &&
 			   gr_tables[vt->t].cols[c->iColumn].type == GR_STR &&
 			   gr_tables[vt->t].cols[c->iColumn].sum >= GR_SS_K0 &&
 			   gr_tables[vt->t].cols[c->iColumn].sum <= GR_SS_K6) {

@@ -128,6 +128,9 @@ eq "= NULL: no row" \
 eq "a list mixing text and numbers: SQLite's own answer" \
 	"$(g sql "SELECT sum(launches) FROM sum_kernel WHERE kernel IN (5, ($TOP LIMIT 1))" | tail -1)" \
 	"$(g sql "SELECT sum(launches) FROM sum_kernel WHERE +kernel IN (5, ($TOP LIMIT 1))" | tail -1)"
+eq "COLLATE NOCASE: the filter is left to SQLite, the rows still come" \
+	"$(g sql "SELECT sum(launches) FROM sum_kernel WHERE kernel = upper(($TOP LIMIT 1)) COLLATE NOCASE" | tail -1)" \
+	"$(g sql "SELECT sum(launches) FROM sum_kernel WHERE kernel = ($TOP LIMIT 1)" | tail -1)"
 eq "the main kernel's launches from its rows equal cuda_kernel's" \
 	"$(g sql "SELECT sum(launches) FROM sum_kernel WHERE kernel IN ($TOP LIMIT 1) AND minute >= 0" | tail -1)" \
 	"$(g sql "SELECT count(*) FROM cuda_kernel WHERE kernel IN ($TOP LIMIT 1)" | tail -1)"
