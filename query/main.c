@@ -504,73 +504,68 @@ static int cmd_sql(struct opts *o)
 	return rc;
 }
 
+/* One table or view of the catalog: its row in t. */
+static int catalog_table(sqlite3 *db, const char *name, const char *desc)
+{
+	sqlite3_stmt *ins;
+	int rc = sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?,?)", -1, &ins,
+				    NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_text(ins, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 2, desc, -1, SQLITE_STATIC);
+	rc = sqlite3_step(ins) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+/* One column of table tbl, at pos, through ins (INSERT INTO c). */
+static int catalog_column(sqlite3_stmt *ins, const char *tbl, int pos,
+			  const char *name, enum gr_coltype type,
+			  const char *desc)
+{
+	sqlite3_bind_text(ins, 1, tbl, -1, SQLITE_STATIC);
+	sqlite3_bind_int(ins, 2, pos);
+	sqlite3_bind_text(ins, 3, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 4, gr_coltype__name(type), -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 5, gr_coltype__sql(type), -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 6, desc, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(ins) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+	sqlite3_reset(ins);
+	return rc;
+}
+
 /* tables and schema print through the same output formats as SQL, from a
- * table filled from the schema descriptors. */
+ * table filled from the schema descriptors, then the CUDA graph views
+ * after the tables they read. */
 static int print_catalog(struct opts *o, const char *only)
 {
 	sqlite3 *db = open_db(NULL, NULL);
-	sqlite3_stmt *ins;
+	sqlite3_stmt *ins = NULL;
 	int rc = sqlite3_exec(db,
 		"CREATE TABLE t(name TEXT, description TEXT);"
 		"CREATE TABLE c(tbl TEXT, pos INTEGER, name TEXT, type TEXT,"
 		" sql_type TEXT, description TEXT)", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "INSERT INTO c VALUES (?,?,?,?,?,?)",
+					-1, &ins, NULL);
 	for (int t = 0; t < GR_NTABLES && rc == SQLITE_OK; t++) {
 		const struct gr_table *tab = &gr_tables[t];
-		rc = sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?,?)", -1,
-					&ins, NULL);
-		if (rc != SQLITE_OK)
-			break;
-		sqlite3_bind_text(ins, 1, tab->name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(ins, 2, tab->desc, -1, SQLITE_STATIC);
-		sqlite3_step(ins);
-		sqlite3_finalize(ins);
-		rc = sqlite3_prepare_v2(db, "INSERT INTO c VALUES (?,?,?,?,?,?)",
-					-1, &ins, NULL);
-		for (int c = 0; c < tab->ncols && rc == SQLITE_OK; c++) {
-			const struct gr_column *col = &tab->cols[c];
-			sqlite3_bind_text(ins, 1, tab->name, -1, SQLITE_STATIC);
-			sqlite3_bind_int(ins, 2, c);
-			sqlite3_bind_text(ins, 3, col->name, -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins, 4, gr_coltype__name(col->type),
-					  -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins, 5, gr_coltype__sql(col->type),
-					  -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins, 6, col->desc, -1, SQLITE_STATIC);
-			if (sqlite3_step(ins) != SQLITE_DONE)
-				rc = SQLITE_ERROR;
-			sqlite3_reset(ins);
-		}
-		sqlite3_finalize(ins);
+		rc = catalog_table(db, tab->name, tab->desc);
+		for (int c = 0; c < tab->ncols && rc == SQLITE_OK; c++)
+			rc = catalog_column(ins, tab->name, c,
+					    tab->cols[c].name,
+					    tab->cols[c].type,
+					    tab->cols[c].desc);
 	}
-	/* The CUDA graph views, after the tables they read. */
 	for (int v = 0; v < gr_graph_nviews && rc == SQLITE_OK; v++) {
 		const struct gr_view *w = &gr_graph_views[v];
-		rc = sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?,?)", -1,
-					&ins, NULL);
-		if (rc != SQLITE_OK)
-			break;
-		sqlite3_bind_text(ins, 1, w->name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(ins, 2, w->desc, -1, SQLITE_STATIC);
-		sqlite3_step(ins);
-		sqlite3_finalize(ins);
-		rc = sqlite3_prepare_v2(db, "INSERT INTO c VALUES (?,?,?,?,?,?)",
-					-1, &ins, NULL);
-		for (int c = 0; c < w->ncols && rc == SQLITE_OK; c++) {
-			const struct gr_view_col *col = &w->cols[c];
-			sqlite3_bind_text(ins, 1, w->name, -1, SQLITE_STATIC);
-			sqlite3_bind_int(ins, 2, c);
-			sqlite3_bind_text(ins, 3, col->name, -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins, 4, gr_coltype__name(col->type),
-					  -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins, 5, gr_coltype__sql(col->type),
-					  -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins, 6, col->desc, -1, SQLITE_STATIC);
-			if (sqlite3_step(ins) != SQLITE_DONE)
-				rc = SQLITE_ERROR;
-			sqlite3_reset(ins);
-		}
-		sqlite3_finalize(ins);
+		rc = catalog_table(db, w->name, w->desc);
+		for (int c = 0; c < w->ncols && rc == SQLITE_OK; c++)
+			rc = catalog_column(ins, w->name, c, w->cols[c].name,
+					    w->cols[c].type, w->cols[c].desc);
 	}
+	sqlite3_finalize(ins);
 	if (rc != SQLITE_OK) {
 		gr_cli__error(stderr, EXIT_INTERNAL, "%s", sqlite3_errmsg(db));
 		sqlite3_close(db);
