@@ -232,6 +232,16 @@ static int st_close(sqlite3_vtab_cursor *cur)
 
 /* Summarizes table t's raw events of the open segment with ts in [a, b]
  * into the accumulator.  Returns 0 or -ENOMEM; unreadable blocks warn. */
+/* The id of string str in dictionary d, or 0 where it has none. */
+static int64_t dict_id(const struct gr_dict *d, const char *str)
+{
+	size_t len = strlen(str);
+	for (uint32_t id = 1; d && id <= d->n; id++)
+		if (d->s[id] && d->len[id] == len && !memcmp(d->s[id], str, len))
+			return id;
+	return 0;
+}
+
 /* The bits of tab's columns named in names (those it has). */
 static uint64_t cols_mask(const struct gr_table *tab,
 			  const char *const *names, size_t n)
@@ -271,13 +281,9 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	/* cuda_graph feeds sum_launch_slots by its rows of op launch. */
 	int64_t launch_op = 0;
 	if (t == GR_T_cuda_graph) {
-		const struct gr_dict *d = gr_segment__dict(c->seg);
 		static const char *const need_op[] = { "op" };
 		mask |= cols_mask(tab, need_op, 1);
-		for (uint32_t id = 1; d && id <= d->n && !launch_op; id++)
-			if (d->s[id] && d->len[id] == 6 &&
-			    !memcmp(d->s[id], "launch", 6))
-				launch_op = id;
+		launch_op = dict_id(gr_segment__dict(c->seg), "launch");
 	}
 	/* sum_runq's and sum_io's keys (store/summary.c, derive_keys). */
 	static const char *const need_lat[] = { "tid", "comm", "dev", "disk",
@@ -374,14 +380,10 @@ static int add_stored(struct scur *c, int64_t m0, int64_t m1)
 		/* The filter's texts as this segment's ids: none there, no
 		 * stored row can match. */
 		const struct gr_dict *d = gr_segment__dict(c->seg);
-		for (int i = 0; d && i < c->kf_n; i++) {
-			size_t len = strlen(c->kf_vals[i]);
-			for (uint32_t id = 1; id <= d->n; id++)
-				if (d->s[id] && d->len[id] == len &&
-				    !memcmp(d->s[id], c->kf_vals[i], len)) {
-					c->kf_ids[nids++] = id;
-					break;
-				}
+		for (int i = 0; i < c->kf_n; i++) {
+			int64_t id = dict_id(d, c->kf_vals[i]);
+			if (id)
+				c->kf_ids[nids++] = id;
 		}
 		if (!nids)
 			return 0;
