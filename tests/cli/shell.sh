@@ -211,7 +211,7 @@ wait_last() {
 }
 wait_line() {
 	for _ in $(seq 100); do
-		screen | grep -qFx -- "$1" && return 0
+		screen | grep -Fx -- "$1" >/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
@@ -347,7 +347,7 @@ typein "$forever"
 keys Enter
 tty=$(tm display -p -t sh '#{pane_tty}')
 for _ in $(seq 100); do
-	stty -F "$tty" -a | grep -q ' icanon' && break
+	stty -F "$tty" -a | grep ' icanon' >/dev/null && break
 	sleep 0.1
 done
 sleep 0.2

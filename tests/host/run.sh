@@ -27,7 +27,7 @@ HL=build/host-tests/host_load
 CUDART=${HOST_LOAD_CUDART:-/usr/local/cuda/lib64/libcudart.so.13}
 [ -x "$HL" ] || { bad "host_load" "not built: run make bpf-test"; finish; exit 1; }
 [ -e "$CUDART" ] || skip "no $CUDART: a process is traced once it calls CUDA"
-"$GPURECD" --help 2>&1 | grep -q -- --offcpu-min-us ||
+"$GPURECD" --help 2>&1 | grep -- --offcpu-min-us >/dev/null ||
 	{ bad "gpurecd --help" "does not list --offcpu-min-us"; finish; exit 1; }
 
 # The cgroup v2 hierarchy (pure or hybrid): mount point and the root of it

@@ -293,7 +293,7 @@ eq "(nss) $REL calls none of libcrypto's calls that resolve names" \
 libs=
 for l in $(ldd "$REL" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
 	case $l in */libc.so.*) continue ;; esac
-	nm -D --undefined-only "$l" 2>/dev/null | awk '{ print $2 }' | sed 's/@.*//' | grep -qE "$NSS" &&
+	nm -D --undefined-only "$l" 2>/dev/null | awk '{ print $2 }' | sed 's/@.*//' | grep -E "$NSS" >/dev/null &&
 		libs="$libs ${l##*/}"
 done
 eq "(nss) of the libraries linked, only libuv and libcrypto import NSS functions" "$libs" "$(ldd "$REL" | awk '$1 ~ /^(libuv|libcrypto)/ { printf " %s", $3 }' | sed 's|/[^ ]*/||g')"

@@ -237,7 +237,7 @@ used=$(awk 'NR > 2 && $1 !~ /^-/ && $NF != "total" { print $NF }' "$S/summary" |
 # (Uprobes in bulk links are made with bpf() alone; perf_event_open is
 # for a kernel without them: the SystemCallFilter keeps it.)
 [ "$(echo "$used" | wc -l)" -ge 30 ] && grep -q '^delete ' "$D4/MANIFEST" &&
-	echo "$used" | grep -qx bpf &&
+	grep -qx bpf <<<"$used" &&
 	ok "strace saw $(echo "$used" | wc -l) system calls, bpf among them, and a deletion" ||
 	bad "strace" "$(cat "$S/summary" "$T/sys.log")"
 eq "every one of them is in the unit's SystemCallFilter" "$(comm -23 <(echo "$used") <(echo "$allowed") | tr '\n' ' ')" ""

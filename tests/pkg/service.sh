@@ -53,7 +53,7 @@ for want in "PrivateNetwork=" "RestrictAddressFamilies=~AF_(INET|INET6)" \
 	"IPAddressDeny=" "User=/DynamicUser=" "NoNewPrivileges=" "ProtectSystem=" \
 	"SystemCallArchitectures=" "SystemCallFilter=~@mount" "SystemCallFilter=~@module" \
 	"CapabilityBoundingSet=~CAP_NET_ADMIN" "CapabilityBoundingSet=~CAP_SET(UID|GID|PCAP)"; do
-	echo "$sec" | grep -qF "✓ $want " && ok "security: $want" || bad "security: $want" "not passed"
+	grep -qF "✓ $want " <<<"$sec" && ok "security: $want" || bad "security: $want" "not passed"
 done
 
 # The unit runs what the package installs, as the user sysusers makes.
