@@ -68,7 +68,8 @@ static int kind_of(int t)
 	       t == GR_T_sum_nccl ? GR_SUM_NCCL :
 	       t == GR_T_sum_launch_slots ? GR_SUM_SLOTS :
 	       t == GR_T_sum_runq ? GR_SUM_RUNQ :
-	       t == GR_T_sum_io ? GR_SUM_IO : GR_SUM_MEMCPY;
+	       t == GR_T_sum_io ? GR_SUM_IO :
+	       t == GR_T_sum_sync ? GR_SUM_SYNC : GR_SUM_MEMCPY;
 }
 
 static int st_connect(sqlite3 *db, void *aux, int argc,
@@ -288,6 +289,9 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	/* sum_runq's and sum_io's keys (store/summary.c, derive_keys). */
 	static const char *const need_lat[] = { "tid", "comm", "dev", "disk",
 						"op", "syscall" };
+	/* sum_sync's thread. */
+	if (t == GR_T_cuda_sync && c->vt->kind == GR_SUM_SYNC)
+		mask |= cols_mask(tab, need_offcpu, 1);
 	if (t == GR_T_runq || t == GR_T_block_io || t == GR_T_file_io)
 		mask |= cols_mask(tab, need_lat, sizeof(need_lat) /
 						 sizeof(need_lat[0]));
@@ -357,6 +361,8 @@ static int add_raw_kind(struct scur *c, int64_t a, int64_t b)
 	}
 	if (c->vt->kind == GR_SUM_RUNQ)
 		return add_raw(c, GR_T_runq, a, b);
+	if (c->vt->kind == GR_SUM_SYNC)
+		return add_raw(c, GR_T_cuda_sync, a, b);
 	if (c->vt->kind == GR_SUM_IO) {
 		int rc = add_raw(c, GR_T_block_io, a, b);
 		return rc ? rc : add_raw(c, GR_T_file_io, a, b);

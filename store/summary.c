@@ -353,6 +353,7 @@ int gr_sum_kinds(int t, int *second)
 		  t == GR_T_offcpu ? GR_SUM_OFFCPU :
 		  t == GR_T_nccl ? GR_SUM_NCCL :
 		  t == GR_T_runq ? GR_SUM_RUNQ :
+		  t == GR_T_cuda_sync ? GR_SUM_SYNC :
 		  t == GR_T_block_io || t == GR_T_file_io ? GR_SUM_IO : 0;
 	return (gr_tables[t].flags & GR_TF_CUDA_CALL) ? GR_SUM_API : 0;
 }
@@ -688,6 +689,9 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 		kc[nkeys++] = c->comm;
 		kc[nkeys++] = c->dur;
 		kc[nkeys++] = c->tid;
+	} else if (second == GR_SUM_SYNC) {
+		kc[nkeys++] = c->tid;
+		kc[nkeys++] = c->api;
 	} else if (second == GR_SUM_IO && r->t == GR_T_block_io) {
 		kc[nkeys++] = c->dev;
 		kc[nkeys++] = c->disk;

@@ -2,7 +2,7 @@
  * kept in each segment beside the raw blocks, so that reports over days of
  * data read thousands of rows instead of decoding billions of events.
  *
- * Eight kinds, each a GR_TF_SUMMARY table of schema/tables.def:
+ * Nine kinds, each a GR_TF_SUMMARY table of schema/tables.def:
  *   sum_api     every CUDA call (all cuda_* tables) by process and API;
  *   sum_kernel  launches by process, kernel name and grid/block shape;
  *   sum_memcpy  copies by process, direction and sync/async;
@@ -21,7 +21,9 @@
  *               runq-latency prints);
  *   sum_io      block requests by device, disk name, op and log2 latency
  *               bucket, and file calls by syscall and thread name
- *               (io-latency).
+ *               (io-latency);
+ *   sum_sync    CUDA synchronizations by process, thread and API (sync-long
+ *               reads raw only the minutes whose longest wait can rank).
  * Each row holds a count, the duration total/min/max and sum of squares,
  * bytes, errors, the first and last event time, and for sum_api,
  * sum_memcpy, sum_runq and sum_io a histogram of
@@ -52,7 +54,7 @@
 enum gr_sum_kind {
 	GR_SUM_API = 1, GR_SUM_KERNEL = 2, GR_SUM_MEMCPY = 3,
 	GR_SUM_OFFCPU = 4, GR_SUM_SLOTS = 5, GR_SUM_NCCL = 6, GR_SUM_RUNQ = 7,
-	GR_SUM_IO = 8,
+	GR_SUM_IO = 8, GR_SUM_SYNC = 9,
 };
 
 /* sum_launch_slots: a minute of 6,000 slots of 10 ms, one bit each (slot
@@ -194,7 +196,7 @@ int gr_sum__put_row(struct gr_sum *s, struct sqlite3_stmt *st);
 #define GR_SUM_WRITTEN_KINDS                                                \
 	(1u << GR_SUM_API | 1u << GR_SUM_KERNEL | 1u << GR_SUM_MEMCPY |     \
 	 1u << GR_SUM_OFFCPU | 1u << GR_SUM_SLOTS | 1u << GR_SUM_NCCL |     \
-	 1u << GR_SUM_RUNQ | 1u << GR_SUM_IO)
+	 1u << GR_SUM_RUNQ | 1u << GR_SUM_IO | 1u << GR_SUM_SYNC)
 
 struct gr_segment;
 /* Whether segment seg keeps summary rows of kind with every column (a

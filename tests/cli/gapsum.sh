@@ -40,7 +40,7 @@ eq "the writer lists the kinds it summarized in each segment's meta" \
 db = sqlite3.connect("file:" + sys.argv[1] + "?immutable=1", uri=True)
 print(db.execute("SELECT value FROM meta WHERE key = ?", ("summary_kinds",)).fetchone()[0],
       db.execute("SELECT count(*) > 0 FROM summary WHERE kind = 4").fetchone()[0])' "$f"; done | sort | uniq -c | sed 's/^ *//')" \
-	"4 510 1"
+	"4 1022 1"
 
 # The finest grouping the summaries keep, against the raw intervals.
 FINE_SUM='SELECT pid, tid, state, stack, comm, sum(intervals), sum(dur_total), max(dur_max), min(ts), max(ts_last) FROM sum_offcpu GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5'

@@ -222,7 +222,7 @@ user_error "option without its value" "option --data needs a value" sql "SELECT 
 # --- tables and schema ----------------------------------------------------
 eq "tables lists every table" \
 	"$("$GPUREC" --format csv tables | tr -d '\r' | tail -n +2 | cut -d, -f1 | sort | tr '\n' ' ')" \
-	"block_io cuda_api cuda_graph cuda_graph_exec cuda_graph_kernel cuda_kernel cuda_mem cuda_memcpy cuda_memset cuda_sync drops file_io gpu gpu_event gpu_process nccl offcpu process runq runs segments sum_api sum_io sum_kernel sum_launch_slots sum_memcpy sum_nccl sum_offcpu sum_runq "
+	"block_io cuda_api cuda_graph cuda_graph_exec cuda_graph_kernel cuda_kernel cuda_mem cuda_memcpy cuda_memset cuda_sync drops file_io gpu gpu_event gpu_process nccl offcpu process runq runs segments sum_api sum_io sum_kernel sum_launch_slots sum_memcpy sum_nccl sum_offcpu sum_runq sum_sync "
 eq "schema cuda_kernel columns in order" \
 	"$("$GPUREC" --format csv schema cuda_kernel | tr -d '\r' | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" \
 	"ts host pid tid comm dur api kernel kernel_mangled grid_x grid_y grid_z block_x block_y block_z shared_mem stream ret "
