@@ -5,6 +5,9 @@
  * gigabytes of temp files).  When it only needs the rows grouped
  * (sqlite3_vtab_distinct() == 1), the scan does that instead:
  *
+ *   0. first, one pass buffers every row's needed columns with its group
+ *      and orders them by a counting sort: done, unless the rows outgrow
+ *      GROUP_BUDGET bytes, when the buffer is dropped and
  *   1. a count pass decodes only the group column (and filters) and counts
  *      rows per distinct value, interning values into group ids;
  *   2. groups are packed, in id order, into batches whose rows fit
@@ -14,8 +17,10 @@
  *   3. a group too big for the budget alone gets a pass of its own that
  *      streams its rows straight from the blocks, buffering nothing.
  *
- * Memory stays under the budget whatever the data; passes are at most
- * 1 + 2 * rows * row_bytes / GROUP_BUDGET, each a scan of a few columns.
+ * Memory stays under the budget whatever the data; a query whose rows fit
+ * it scans once (a user's one process over ten minutes of a busy host),
+ * others at most 2 + 2 * rows * row_bytes / GROUP_BUDGET times, each a
+ * scan of a few columns.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -75,6 +80,7 @@ struct grouped {
 	int64_t *brow;            /* each buffered row's rowid */
 	uint64_t bcap, brows, bpos, bemit;
 	int emitting_batch;
+	int prefilled;            /* pass 0's batch is buffered already */
 };
 
 static uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
@@ -276,6 +282,17 @@ static int grouped_count_pass(struct cursor *c, struct grouped *g)
 	return 0;
 }
 
+/* Bytes a buffered row takes: its gid and each needed column's value and
+ * null bit (rounded up). */
+static uint64_t row_bytes(const struct cursor *c)
+{
+	uint64_t n = 8;
+	for (int i = 0; i < gr_tables[c->vt->t].ncols; i++)
+		if (c->need >> i & 1)
+			n += 9;
+	return n;
+}
+
 /* Groups are emitted in key order, as SQLite sorts: SQLite may rely on it
  * (GROUP BY x ORDER BY x still reports "grouping only" in 3.40), and it
  * costs a sort of the distinct keys, not of the rows.  NULL sorts first. */
@@ -303,12 +320,8 @@ static int cmp_gid(const void *a, const void *b)
 static int grouped_plan(struct cursor *c, struct grouped *g)
 {
 	uint32_t n = g->ngroups + 1;
-	uint64_t row_bytes = 8; /* gid */
 	g->nplanned = n;
-	for (int i = 0; i < gr_tables[c->vt->t].ncols; i++)
-		if (c->need >> i & 1)
-			row_bytes += 9;
-	uint64_t budget_rows = group_budget() / row_bytes;
+	uint64_t budget_rows = group_budget() / row_bytes(c);
 
 	g->order = malloc(n * sizeof(*g->order));
 	g->pass_end = malloc(n * sizeof(*g->pass_end));
@@ -381,6 +394,175 @@ static int grouped_plan(struct cursor *c, struct grouped *g)
 	return 0;
 }
 
+/* Appends row r of the current block, of group id, to the batch buffers
+ * (which have room).  Returns 0 or -ENOMEM. */
+static int buffer_row(struct cursor *c, struct grouped *g, uint32_t r,
+		      uint32_t id)
+{
+	const struct gr_table *tab = &gr_tables[c->vt->t];
+	uint64_t b = g->brows++;
+	g->bgid[b] = id;
+	g->brow[b] = gr_evscan__row_id(c, r);
+	for (int i = 0; i < tab->ncols; i++) {
+		if (!g->bv[i])
+			continue;
+		int64_t v;
+		enum gr_coltype ty = tab->cols[i].type;
+		int isnull = ty != GR_HOST && (c->cmissing[i] ||
+			(c->cn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1));
+		if (isnull) {
+			g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
+			continue;
+		}
+		if (ty == GR_HOST) {
+			const char *host = gr_segment__info(c->seg)->host;
+			v = gmap_get(g, 0, host, (uint32_t)strlen(host));
+		} else if (ty == GR_STR) {
+			/* Text columns hold gids: the strings outlive the
+			 * segment. */
+			uint32_t len;
+			const char *str = gr_dict__str(c->dict, c->cv[i][r],
+						       &len);
+			if (!str) {
+				g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
+				continue;
+			}
+			v = gmap_get(g, 0, str, len);
+		} else {
+			v = c->cv[i][r];
+		}
+		if ((ty == GR_HOST || ty == GR_STR) && !v)
+			return -ENOMEM;
+		g->bv[i][b] = v;
+	}
+	return 0;
+}
+
+/* Counting sort of the batch's rows by group (order[from, to)), by the
+ * rows actually placed (fewer than counted if a segment went away
+ * meanwhile). */
+static void order_batch(struct grouped *g, uint32_t from, uint32_t to)
+{
+	uint32_t sum = 0;
+	for (uint32_t k = from; k < to; k++) {
+		g->bstart[g->order[k]] = sum;
+		sum += (uint32_t)g->bfill[g->order[k]];
+	}
+	for (uint64_t b = 0; b < g->brows; b++)
+		g->bperm[g->bstart[g->bgid[b]]++] = (uint32_t)b;
+	g->bpos = 0;
+}
+
+/* Frees the batch buffers. */
+static void drop_batch(struct grouped *g)
+{
+	for (int i = 0; i < GR_MAX_COLS; i++) {
+		free(g->bv[i]);
+		free(g->bn[i]);
+		g->bv[i] = NULL;
+		g->bn[i] = NULL;
+	}
+	free(g->bgid);
+	free(g->brow);
+	g->bgid = NULL;
+	g->brow = NULL;
+	g->brows = g->bcap = 0;
+}
+
+/* Grows the batch buffers to cap rows.  Returns 0 or -ENOMEM. */
+static int grow_batch(struct cursor *c, struct grouped *g, uint64_t cap)
+{
+	for (int i = 0; i < gr_tables[c->vt->t].ncols; i++) {
+		if (!(c->need >> i & 1))
+			continue;
+		int64_t *v = realloc(g->bv[i], cap * sizeof(*v));
+		if (v)
+			g->bv[i] = v;
+		uint8_t *n = realloc(g->bn[i], (cap + 7) / 8);
+		if (n) {
+			memset(n + (g->bcap + 7) / 8, 0,
+			       (cap + 7) / 8 - (g->bcap + 7) / 8);
+			g->bn[i] = n;
+		}
+		if (!v || !n)
+			return -ENOMEM;
+	}
+	uint32_t *gid = realloc(g->bgid, cap * sizeof(*gid));
+	if (gid)
+		g->bgid = gid;
+	int64_t *row = realloc(g->brow, cap * sizeof(*row));
+	if (row)
+		g->brow = row;
+	if (!gid || !row)
+		return -ENOMEM;
+	g->bcap = cap;
+	return 0;
+}
+
+/* Step 0: one pass buffering every row, its buffers grown by doubling up
+ * to the budget.  Returns 1 with the whole result as pass 0's batch, 0
+ * if the rows outgrew the budget (buffers dropped, counts cleared, for
+ * the count pass to start over), or -ENOMEM. */
+static int grouped_one_pass(struct cursor *c, struct grouped *g)
+{
+	uint64_t max_rows = group_budget() / row_bytes(c);
+	int rc;
+	g->count[0] = 0; /* NULL's: the other ids start at 0 when made */
+	gr_evscan__restart(c);
+	while ((rc = gr_evscan__seek(c)) == 1) {
+		uint32_t r = c->row++;
+		int64_t id = row_gid(c, g, r);
+		if (id < 0)
+			return -ENOMEM;
+		if (g->brows == g->bcap) {
+			uint64_t cap = g->bcap ? g->bcap * 2 : 4096;
+			if (cap > max_rows)
+				cap = max_rows;
+			if (g->brows >= cap) {
+				drop_batch(g);
+				memset(g->count, 0,
+				       (g->ngroups + 1) * sizeof(*g->count));
+				return 0;
+			}
+			if (grow_batch(c, g, cap))
+				return -ENOMEM;
+		}
+		g->count[id]++;
+		if (buffer_row(c, g, r, (uint32_t)id))
+			return -ENOMEM;
+	}
+	if (rc < 0)
+		return rc;
+	/* One pass of every group with a row, in key order. */
+	uint32_t n = g->ngroups + 1;
+	g->nplanned = n;
+	g->order = malloc(n * sizeof(*g->order));
+	g->pass_end = malloc(sizeof(*g->pass_end));
+	g->pass_stream = calloc(1, 1);
+	g->bstart = malloc(n * sizeof(*g->bstart));
+	g->bfill = malloc(n * sizeof(*g->bfill));
+	g->bperm = malloc((g->brows ? g->brows : 1) * sizeof(*g->bperm));
+	if (!g->order || !g->pass_end || !g->pass_stream || !g->bstart ||
+	    !g->bfill || !g->bperm)
+		return -ENOMEM;
+	for (uint32_t id = 0; id < n; id++)
+		g->order[id] = id;
+	cmp_g = g;
+	qsort(g->order, n, sizeof(*g->order), cmp_gid);
+	cmp_g = NULL;
+	uint32_t k = 0;
+	for (uint32_t si = 0; si < n; si++)
+		if (g->count[g->order[si]])
+			g->order[k++] = g->order[si];
+	memcpy(g->bfill, g->count, n * sizeof(*g->bfill));
+	g->npasses = k ? 1 : 0;
+	g->pass_end[0] = k;
+	order_batch(g, 0, k);
+	g->prefilled = 1;
+	g->pass = -1;
+	return 1;
+}
+
 /* Runs batch pass p: buffers its groups' rows, then orders them. */
 static int grouped_fill_batch(struct cursor *c, struct grouped *g, int p)
 {
@@ -410,56 +592,12 @@ static int grouped_fill_batch(struct cursor *c, struct grouped *g, int p)
 		if (g->bfill[id] >= g->count[id])
 			continue;
 		g->bfill[id]++;
-		uint64_t b = g->brows++;
-		g->bgid[b] = (uint32_t)id;
-		g->brow[b] = gr_evscan__row_id(c, r);
-		for (int i = 0; i < tab->ncols; i++) {
-			if (!g->bv[i])
-				continue;
-			int64_t v;
-			enum gr_coltype ty = tab->cols[i].type;
-			int isnull = ty != GR_HOST && (c->cmissing[i] ||
-				(c->cn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1));
-			if (isnull) {
-				g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
-				continue;
-			}
-			if (ty == GR_HOST) {
-				const char *host =
-					gr_segment__info(c->seg)->host;
-				v = gmap_get(g, 0, host,
-					     (uint32_t)strlen(host));
-			} else if (ty == GR_STR) {
-				/* Text columns hold gids: the strings outlive
-				 * the segment. */
-				uint32_t len;
-				const char *str = gr_dict__str(c->dict,
-							c->cv[i][r], &len);
-				if (!str) {
-					g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
-					continue;
-				}
-				v = gmap_get(g, 0, str, len);
-			} else {
-				v = c->cv[i][r];
-			}
-			if ((ty == GR_HOST || ty == GR_STR) && !v)
-				return -ENOMEM;
-			g->bv[i][b] = v;
-		}
+		if (buffer_row(c, g, r, (uint32_t)id))
+			return -ENOMEM;
 	}
 	if (rc < 0)
 		return rc;
-	/* Counting sort of the batch's rows by group, by the rows actually
-	 * placed (fewer than counted if a segment went away meanwhile). */
-	uint32_t sum = 0;
-	for (uint32_t k = from; k < to; k++) {
-		g->bstart[g->order[k]] = sum;
-		sum += (uint32_t)g->bfill[g->order[k]];
-	}
-	for (uint64_t b = 0; b < g->brows; b++)
-		g->bperm[g->bstart[g->bgid[b]]++] = (uint32_t)b;
-	g->bpos = 0;
+	order_batch(g, from, to);
 	return 0;
 }
 
@@ -489,7 +627,9 @@ int gr_grouped__next(struct cursor *c, struct grouped *g)
 		if (++g->pass >= g->npasses)
 			return 0;
 		g->emitting_batch = !g->pass_stream[g->pass];
-		if (g->emitting_batch) {
+		if (g->emitting_batch && g->prefilled) {
+			g->prefilled = 0; /* grouped_one_pass() filled it */
+		} else if (g->emitting_batch) {
 			int rc = grouped_fill_batch(c, g, g->pass);
 			if (rc < 0)
 				return rc;
@@ -510,7 +650,12 @@ int gr_grouped__start(struct cursor *c, int col, int desc)
 	g->desc = desc;
 	g->is_text = tab->cols[col].type == GR_STR ||
 		     tab->cols[col].type == GR_HOST;
-	if (grow_values(g) || grouped_count_pass(c, g) || grouped_plan(c, g))
+	if (grow_values(g))
+		return -ENOMEM;
+	int rc = grouped_one_pass(c, g);
+	if (rc < 0)
+		return rc;
+	if (!rc && (grouped_count_pass(c, g) || grouped_plan(c, g)))
 		return -ENOMEM;
 	return 0;
 }

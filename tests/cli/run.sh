@@ -149,6 +149,12 @@ eq "grouped scan with a WHERE and a window" \
 plan=$("$GPUREC" --data "$A" --format csv sql "EXPLAIN QUERY PLAN SELECT kernel, count(*) FROM cuda_kernel GROUP BY kernel" | tr -d '\r')
 case $plan in *"USE TEMP B-TREE"*) bad "GROUP BY kernel is consumed" "SQLite still sorts: $plan";;
 	*) ok "GROUP BY kernel needs no SQLite sort";; esac
+# Rows that fit the budget are grouped in one pass over the blocks; past
+# it, a count pass and batch passes read them again.
+blocks() { GPUREC_DEBUG_STATS=1 "$GPUREC" --data "$A" sql "$1" 2>&1 >/dev/null | sed -n 's/.*blocks_read=//p'; }
+eq "grouped scan: one pass within the budget, more past it" \
+	"$(blocks 'SELECT kernel, count(*), sum(dur) FROM cuda_kernel GROUP BY kernel') $(GPUREC_GROUP_BUDGET=100 blocks 'SELECT kernel, count(*), sum(dur) FROM cuda_kernel GROUP BY kernel' | awk -v n="$(blocks 'SELECT sum(dur) FROM cuda_kernel')" '{ print ($1 >= 3 * n) }')" \
+	"$(blocks 'SELECT sum(dur) FROM cuda_kernel') 1"
 
 # --- aggregates ---------------------------------------------------------
 eq "median and percentile" \
