@@ -34,7 +34,7 @@ struct svtab {
 	struct gr_qctx *q;
 	int t, kind;
 	/* Output column roles, by schema column index. */
-	int col_minute, col_pid;
+	int col_minute, col_pid, col_hist;
 };
 
 struct scur {
@@ -93,6 +93,10 @@ static int st_connect(sqlite3 *db, void *aux, int argc,
 	vt->kind = kind_of(t);
 	vt->col_minute = gr_table__col(&gr_tables[t], "minute");
 	vt->col_pid = gr_table__col(&gr_tables[t], "pid");
+	vt->col_hist = -1;
+	for (int i = 0; i < gr_tables[t].ncols; i++)
+		if (gr_tables[t].cols[i].sum == GR_SS_HIST)
+			vt->col_hist = i;
 	*out = &vt->base;
 	return SQLITE_OK;
 }
@@ -103,7 +107,8 @@ static int st_disconnect(sqlite3_vtab *v)
 	return SQLITE_OK;
 }
 
-/* idxStr: "m" if minute is read, then ";op" per argument: ts bounds
+/* idxStr: "m" if minute is read ("-" if not), "h" if the histogram (or
+ * slot bitmap) is ("-" if not), then ";op" per argument: ts bounds
  * (">", "g" >=, "<", "l" <=, "=") and "p" (pid =); "k" a text key equal to
  * one value, "K" in a list (sqlite3_vtab_in), the key's index in idxNum. */
 static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
@@ -111,8 +116,11 @@ static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 	struct svtab *vt = (struct svtab *)v;
 	sqlite3_str *s = sqlite3_str_new(NULL);
 	int argi = 0, keyed = 0;
-	sqlite3_str_appendf(s, "%s", ii->colUsed >> vt->col_minute & 1 ?
-				     "m" : "-");
+	sqlite3_str_appendf(s, "%s%s", ii->colUsed >> vt->col_minute & 1 ?
+				       "m" : "-",
+			    vt->col_hist < 0 ||
+			    ii->colUsed >> (vt->col_hist < 63 ? vt->col_hist : 63) & 1 ?
+			    "h" : "-");
 	for (int i = 0; i < ii->nConstraint; i++) {
 		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
 		char op = 0;
@@ -538,10 +546,11 @@ static int st_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	c->has_pid = q->has_pid;
 	c->pid = q->pid;
 	c->want_minute = idxStr[0] == 'm';
+	gr_sum__no_hist(c->acc, idxStr[1] != 'h');
 	kf_clear(c);
-	for (int i = 0; i < argc && idxStr[1 + i]; i++) {
+	for (int i = 0; i < argc && idxStr[2 + i]; i++) {
 		sqlite3_value *v = argv[i];
-		char op = idxStr[1 + i];
+		char op = idxStr[2 + i];
 		if (op == 'k' || op == 'K') {
 			int untyped = 0, rc = 0;
 			if (op == 'k') {

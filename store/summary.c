@@ -203,11 +203,17 @@ struct gr_sum {
 	 * entry found for such a key.  Only a guess, checked against the
 	 * whole key before use, so it is never cleared. */
 	uint32_t memo[1u << MEMO_BITS];
+	int no_hist;          /* gr_sum__no_hist() */
 };
 
 struct gr_sum *gr_sum__new(void)
 {
 	return calloc(1, sizeof(struct gr_sum));
+}
+
+void gr_sum__no_hist(struct gr_sum *s, int on)
+{
+	s->no_hist = on;
 }
 
 void gr_sum__reset(struct gr_sum *s)
@@ -495,7 +501,8 @@ static inline int add_row(struct gr_sum *s, int kind, int64_t minute,
 		e->ts_min = x->ts;
 	if (x->ts > e->ts_max)
 		e->ts_max = x->ts;
-	if (GR_SUM_HAS_HIST(kind) && hist_add_value(&e->h, x->dur))
+	if (GR_SUM_HAS_HIST(kind) && !s->no_hist &&
+	    hist_add_value(&e->h, x->dur))
 		return -ENOMEM;
 	return 0;
 }
@@ -617,7 +624,7 @@ static int add_slots(struct gr_sum *s, const struct gr_sum_rows *r,
 			continue;
 		int64_t m = minute_of(t, &mstart, &mend);
 		struct gr_sum_ent *e = find(s, GR_SUM_SLOTS, m, p, nokey, 0);
-		if (!e || (!e->slots &&
+		if (!e || (!e->slots && !s->no_hist &&
 			   !(e->slots = calloc(1, GR_SUM_SLOT_BYTES))))
 			return -ENOMEM;
 		e->dirty = 1;
@@ -628,7 +635,8 @@ static int add_slots(struct gr_sum *s, const struct gr_sum_rows *r,
 			e->ts_max = t;
 		/* Unsigned: minute_of() wraps near the ends of int64_t. */
 		uint64_t slot = ((uint64_t)t - (uint64_t)m) / GR_SUM_SLOT_NS;
-		e->slots[slot >> 3] |= (uint8_t)(1u << (slot & 7));
+		if (e->slots)
+			e->slots[slot >> 3] |= (uint8_t)(1u << (slot & 7));
 	}
 	return 0;
 }
@@ -801,6 +809,8 @@ int gr_sum__put(struct gr_sum *s, const struct gr_sum_ent *x,
 	if (!e)
 		return -ENOMEM;
 	add_totals(e, x);
+	if (s->no_hist)
+		return 0;
 	if (x->kind == GR_SUM_SLOTS) {
 		/* OR, like a histogram's counts add: which row or segment
 		 * holds a launch does not matter.  A shorter blob (none is
@@ -966,6 +976,40 @@ int gr_sum__load(struct gr_sum *s, struct gr_segment *seg, int kind,
 				  malformed, err);
 }
 
+/* For a seek by minute, process and k0: narrows [*m0, *m1] to the first
+ * and last minute rows of kind there.  Returns 1, 2 if there are none, 0
+ * if the segment has no whole-segment row of kind (not sealed: its
+ * processes are not listed), or -1 on an SQLite error. */
+static int seek_bounds(struct gr_segment *seg, int kind, int64_t *m0,
+		       int64_t *m1)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(seg->db, "SELECT (SELECT min(minute) FROM "
+			       "summary WHERE kind = ?1 AND minute BETWEEN ?2 "
+			       "AND ?3), (SELECT max(minute) FROM summary WHERE "
+			       "kind = ?1 AND minute BETWEEN ?2 AND ?3), EXISTS "
+			       "(SELECT 1 FROM summary WHERE kind = ?1 AND "
+			       "minute = -1)", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int(st, 1, kind);
+	sqlite3_bind_int64(st, 2, *m0);
+	sqlite3_bind_int64(st, 3, *m1);
+	int rc = -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		if (!sqlite3_column_int(st, 2)) {
+			rc = 0;
+		} else if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+			rc = 2;
+		} else {
+			*m0 = sqlite3_column_int64(st, 0);
+			*m1 = sqlite3_column_int64(st, 1);
+			rc = 1;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
 		       int64_t m0, int64_t m1, const int64_t *pid, int key,
 		       const int64_t *ids, int nids, int *malformed,
@@ -976,8 +1020,36 @@ int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
 	 * that fails it only up to the key, while a row it returns is
 	 * decoded whole (SELECT *), which is most of what a row costs. */
 	sqlite3_str *q = sqlite3_str_new(NULL);
-	sqlite3_str_appendall(q, "SELECT * FROM summary WHERE kind = ?1 AND "
-			      "minute BETWEEN ?2 AND ?3");
+	int seek = key == 0 && nids > 0 && m0 >= 0 && m1 >= m0 &&
+		   seek_bounds(seg, kind, &m0, &m1);
+	if (seek < 0) {
+		*err = strdup(sqlite3_errmsg(seg->db));
+		sqlite3_free(sqlite3_str_finish(q));
+		return -EIO;
+	}
+	*malformed = 0;
+	if (seek == 2) { /* no minute row in range */
+		sqlite3_free(sqlite3_str_finish(q));
+		return 0;
+	}
+	if (seek) {
+		/* k0 follows kind, minute and pid in the primary key: with
+		 * each of the segment's minutes and processes (its
+		 * whole-segment rows list them) named, SQLite seeks to the
+		 * ids' rows instead of walking every row of the range (the
+		 * main kernel's rows among every kernel's, for gpu-util). */
+		sqlite3_str_appendall(q, "SELECT * FROM summary WHERE kind = ?1 "
+			"AND minute IN (WITH RECURSIVE m(x) AS (VALUES (?2) "
+			"UNION ALL SELECT x + 60000000000 FROM m WHERE x < ?3) "
+			"SELECT x FROM m)");
+		if (!pid)
+			sqlite3_str_appendall(q, " AND pid IN (SELECT DISTINCT "
+				"pid FROM summary WHERE kind = ?1 AND "
+				"minute = -1)");
+	} else {
+		sqlite3_str_appendall(q, "SELECT * FROM summary WHERE kind = ?1 "
+				      "AND minute BETWEEN ?2 AND ?3");
+	}
 	if (pid)
 		sqlite3_str_appendall(q, " AND pid = ?4");
 	if (key >= 0 && key < GR_SUM_NKEYS) {
@@ -989,7 +1061,6 @@ int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
 		sqlite3_str_appendall(q, ")");
 	}
 	char *sql = sqlite3_str_finish(q);
-	*malformed = 0;
 	if (!sql)
 		return -ENOMEM;
 	int prc = sqlite3_prepare_v2(seg->db, sql, -1, &st, NULL);

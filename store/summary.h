@@ -134,6 +134,10 @@ struct gr_sum;
 struct gr_sum *gr_sum__new(void);
 void gr_sum__free(struct gr_sum *s);
 void gr_sum__reset(struct gr_sum *s);
+/* on: what s adds from now on leaves histograms and slot bitmaps out (a
+ * reader whose statement reads neither: merging them is most of what a
+ * stored row costs). */
+void gr_sum__no_hist(struct gr_sum *s, int on);
 
 /* Columns of one block or batch of table t, by schema column: v[c] the
  * values (NULL: column absent, all NULL), nulls[c] a null bitmap or NULL. */

@@ -135,5 +135,26 @@ eq "the main kernel's launches from its rows equal cuda_kernel's" \
 	"$(g sql "SELECT sum(launches) FROM sum_kernel WHERE kernel IN ($TOP LIMIT 1) AND minute >= 0" | tail -1)" \
 	"$(g sql "SELECT count(*) FROM cuda_kernel WHERE kernel IN ($TOP LIMIT 1)" | tail -1)"
 
+# Over a sealed segment the filter seeks to each minute, process and id
+# (its whole-segment rows list the processes); a segment without them (one
+# still being written) is walked: the same rows either way.
+U="$T/unsealed"
+cp -r "$A" "$U"
+chattr -R -i "$U" 2>/dev/null
+for f in "$U"/*.seg; do
+	python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("DELETE FROM summary WHERE kind = 2 AND minute = -1")
+db.commit()' "$f"
+done
+K="SELECT pid, minute, kernel, grid_x, block_x, sum(launches), sum(dur_total) FROM sum_kernel WHERE kernel IN ($TOP2) GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
+for w in whole window; do
+	[ $w = whole ] && win="" || win=$W
+	# shellcheck disable=SC2086
+	eq "$w: kernel IN over segments without whole-segment rows: the same rows" \
+		"$("$GPUREC" --data "$U" $win --format csv sql "$K" 2>&1 | tr -d '\r' | md5sum)" \
+		"$(g $win sql "$K" | md5sum)"
+done
+
 eq "nothing on stderr" "$(cat "$T/err")" ""
 finish

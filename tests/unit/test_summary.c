@@ -166,6 +166,73 @@ TEST(accumulate_block)
 	gr_sum__free(s);
 }
 
+TEST(no_hist)
+{
+	/* A reader that prints no histogram keeps the counts and extremes
+	 * of raw rows and of stored rows, and no histogram or slot bitmap. */
+	const int64_t t0 = 1795000020 * 1000000000ll;
+	int64_t ts[3] = { t0, t0 + 20000000, t0 + 40000000 };
+	int64_t pid[3] = { 7, 7, 7 }, dur[3] = { 100, 300, 200 };
+	int64_t api[3] = { 1, 1, 1 }, kern[3] = { 3, 3, 3 };
+	int64_t one[3] = { 1, 1, 1 }, ret[3] = { 0, 0, 0 };
+	struct gr_sum_rows r = { .t = GR_T_cuda_kernel, .n = 3 };
+	r.v[GR_cuda_kernel_ts] = ts;
+	r.v[GR_cuda_kernel_pid] = pid;
+	r.v[GR_cuda_kernel_dur] = dur;
+	r.v[GR_cuda_kernel_api] = api;
+	r.v[GR_cuda_kernel_kernel] = kern;
+	r.v[GR_cuda_kernel_grid_x] = one;
+	r.v[GR_cuda_kernel_grid_y] = one;
+	r.v[GR_cuda_kernel_grid_z] = one;
+	r.v[GR_cuda_kernel_block_x] = one;
+	r.v[GR_cuda_kernel_block_y] = one;
+	r.v[GR_cuda_kernel_block_z] = one;
+	r.v[GR_cuda_kernel_ret] = ret;
+	for (int off = 0; off <= 1; off++) {
+		struct gr_sum *s = gr_sum__new();
+		CHECK(s);
+		gr_sum__no_hist(s, !off);
+		CHECK_EQ_INT(gr_sum__add(s, &r, INT64_MIN, INT64_MAX, NULL, 0,
+					 ~0u), 0);
+		int api_rows = 0, slot_rows = 0;
+		for (uint32_t i = 0; i < gr_sum__count(s); i++) {
+			const struct gr_sum_ent *e = gr_sum__at(s, i);
+			if (e->kind == GR_SUM_API) {
+				api_rows++;
+				CHECK_EQ_INT(e->n, 3);
+				CHECK_EQ_INT(e->dur_min, 100);
+				CHECK_EQ_INT(e->dur_max, 300);
+				CHECK_EQ_INT(e->h.n, off ? 3 : 0);
+			} else if (e->kind == GR_SUM_SLOTS) {
+				slot_rows++;
+				CHECK_EQ_INT(e->n, 3);
+				CHECK_EQ_INT(e->slots != NULL, off);
+				CHECK(!e->slots || e->slots[0] == 0x15);
+			}
+		}
+		CHECK_EQ_INT(api_rows, 1);
+		CHECK_EQ_INT(slot_rows, 1);
+		/* A stored row with a histogram: totals added, histogram
+		 * merged only when wanted. */
+		struct gr_hist h = { 0 };
+		struct gr_buf b = { 0 };
+		CHECK_EQ_INT(gr_hist__add_value(&h, 5000), 0);
+		CHECK_EQ_INT(gr_hist__encode(&h, &b), 0);
+		struct gr_sum_ent x = { .kind = GR_SUM_API, .minute = 0,
+					.pid = 9, .n = 1, .dur_sum = 5000,
+					.dur_min = 5000, .dur_max = 5000 };
+		x.k[0] = 1;
+		CHECK_EQ_INT(gr_sum__put(s, &x, b.p, b.len), 0);
+		const struct gr_sum_ent *e = gr_sum__at(s, gr_sum__count(s) - 1);
+		CHECK_EQ_INT(e->pid, 9);
+		CHECK_EQ_INT(e->n, 1);
+		CHECK_EQ_INT(e->h.n, off ? 1 : 0);
+		gr_hist__free(&h);
+		gr_buf__free(&b);
+		gr_sum__free(s);
+	}
+}
+
 TEST(null_keys)
 {
 	/* NULL keys are keys of their own: row 2's grid_y and row 4's api
@@ -292,4 +359,5 @@ TEST_MAIN(
 	TEST_ENTRY(accumulate_block)
 	TEST_ENTRY(null_keys)
 	TEST_ENTRY(offcpu_block)
+	TEST_ENTRY(no_hist)
 )
