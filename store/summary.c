@@ -976,12 +976,12 @@ int gr_sum__load(struct gr_sum *s, struct gr_segment *seg, int kind,
 				  malformed, err);
 }
 
-/* For a seek by minute, process and k0: narrows [*m0, *m1] to the first
- * and last minute rows of kind there.  Returns 1, 2 if there are none, 0
- * if the segment has no whole-segment row of kind (not sealed: its
- * processes are not listed), or -1 on an SQLite error. */
+/* For a seek by minute and process (and k0): narrows [*m0, *m1] to the
+ * first and last minute rows of kind there.  Returns 1, 2 if there are
+ * none, 0 if need_whole and the segment has no whole-segment row of kind
+ * (not sealed: its processes are not listed), or -1 on an SQLite error. */
 static int seek_bounds(struct gr_segment *seg, int kind, int64_t *m0,
-		       int64_t *m1)
+		       int64_t *m1, int need_whole)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(seg->db, "SELECT (SELECT min(minute) FROM "
@@ -996,7 +996,7 @@ static int seek_bounds(struct gr_segment *seg, int kind, int64_t *m0,
 	sqlite3_bind_int64(st, 3, *m1);
 	int rc = -1;
 	if (sqlite3_step(st) == SQLITE_ROW) {
-		if (!sqlite3_column_int(st, 2)) {
+		if (need_whole && !sqlite3_column_int(st, 2)) {
 			rc = 0;
 		} else if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
 			rc = 2;
@@ -1020,8 +1020,9 @@ int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
 	 * that fails it only up to the key, while a row it returns is
 	 * decoded whole (SELECT *), which is most of what a row costs. */
 	sqlite3_str *q = sqlite3_str_new(NULL);
-	int seek = key == 0 && nids > 0 && m0 >= 0 && m1 >= m0 &&
-		   seek_bounds(seg, kind, &m0, &m1);
+	int seek = m0 >= 0 && m1 >= m0 && (pid || (key == 0 && nids > 0));
+	if (seek)
+		seek = seek_bounds(seg, kind, &m0, &m1, !pid);
 	if (seek < 0) {
 		*err = strdup(sqlite3_errmsg(seg->db));
 		sqlite3_free(sqlite3_str_finish(q));
@@ -1033,11 +1034,12 @@ int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
 		return 0;
 	}
 	if (seek) {
-		/* k0 follows kind, minute and pid in the primary key: with
-		 * each of the segment's minutes and processes (its
-		 * whole-segment rows list them) named, SQLite seeks to the
-		 * ids' rows instead of walking every row of the range (the
-		 * main kernel's rows among every kernel's, for gpu-util). */
+		/* The primary key starts kind, minute, pid, k0: with each
+		 * of the segment's minutes named, and the process (or, for
+		 * a k0 filter, each process its whole-segment rows list),
+		 * SQLite seeks to the rows instead of walking every row of
+		 * the range (one process's minutes for `process`, the main
+		 * kernel's rows among every kernel's for gpu-util). */
 		sqlite3_str_appendall(q, "SELECT * FROM summary WHERE kind = ?1 "
 			"AND minute IN (WITH RECURSIVE m(x) AS (VALUES (?2) "
 			"UNION ALL SELECT x + 60000000000 FROM m WHERE x < ?3) "
