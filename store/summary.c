@@ -771,10 +771,25 @@ static void add_totals(struct gr_sum_ent *e, const struct gr_sum_ent *x)
 		e->ts_max = x->ts_max;
 }
 
-/* Adds every minute row's totals to its whole-segment row. */
+/* Sets every whole-segment row to the sum of its minute rows (emptying
+ * any it held before: a seal retried after one was undone, or a crashed
+ * segment's, must not count its events twice). */
 int gr_sum__rollup(struct gr_sum *s)
 {
 	uint32_t n = s->n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct gr_sum_ent *e = &s->e[i];
+		if (e->minute != GR_SUM_SEGMENT)
+			continue;
+		gr_hist__free(&e->h);
+		memset(&e->h, 0, sizeof(e->h));
+		e->n = e->dur_sum = e->bytes = e->errors = 0;
+		e->dur_sq = 0;
+		e->no_sq = 0;
+		e->dur_min = e->ts_min = INT64_MAX;
+		e->dur_max = e->ts_max = INT64_MIN;
+		e->dirty = 1;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		/* A whole segment's slots would say nothing. */
 		if (s->e[i].minute == GR_SUM_SEGMENT ||
@@ -976,38 +991,19 @@ int gr_sum__load(struct gr_sum *s, struct gr_segment *seg, int kind,
 				  malformed, err);
 }
 
-/* For a seek by minute and process (and k0): narrows [*m0, *m1] to the
- * first and last minute rows of kind there.  Returns 1, 2 if there are
- * none, 0 if need_whole and the segment has no whole-segment row of kind
- * (not sealed: its processes are not listed), or -1 on an SQLite error. */
-static int seek_bounds(struct gr_segment *seg, int kind, int64_t *m0,
-		       int64_t *m1, int need_whole)
+/* Whether seg keeps whole-segment rows of kind. */
+static int has_whole_rows(struct gr_segment *seg, int kind)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(seg->db, "SELECT (SELECT min(minute) FROM "
-			       "summary WHERE kind = ?1 AND minute BETWEEN ?2 "
-			       "AND ?3), (SELECT max(minute) FROM summary WHERE "
-			       "kind = ?1 AND minute BETWEEN ?2 AND ?3), EXISTS "
-			       "(SELECT 1 FROM summary WHERE kind = ?1 AND "
-			       "minute = -1)", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int(st, 1, kind);
-	sqlite3_bind_int64(st, 2, *m0);
-	sqlite3_bind_int64(st, 3, *m1);
-	int rc = -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		if (need_whole && !sqlite3_column_int(st, 2)) {
-			rc = 0;
-		} else if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
-			rc = 2;
-		} else {
-			*m0 = sqlite3_column_int64(st, 0);
-			*m1 = sqlite3_column_int64(st, 1);
-			rc = 1;
-		}
+	int yes = 0;
+	if (sqlite3_prepare_v2(seg->db, "SELECT 1 FROM summary WHERE kind = ? "
+			       "AND minute = -1 LIMIT 1", -1, &st,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_int(st, 1, kind);
+		yes = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
 	}
-	sqlite3_finalize(st);
-	return rc;
+	return yes;
 }
 
 int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
@@ -1020,30 +1016,27 @@ int gr_sum__load_keyed(struct gr_sum *s, struct gr_segment *seg, int kind,
 	 * that fails it only up to the key, while a row it returns is
 	 * decoded whole (SELECT *), which is most of what a row costs. */
 	sqlite3_str *q = sqlite3_str_new(NULL);
-	int seek = m0 >= 0 && m1 >= m0 && (pid || (key == 0 && nids > 0));
-	if (seek)
-		seek = seek_bounds(seg, kind, &m0, &m1, !pid);
-	if (seek < 0) {
-		*err = strdup(sqlite3_errmsg(seg->db));
-		sqlite3_free(sqlite3_str_finish(q));
-		return -EIO;
-	}
+	/* The primary key starts kind, minute, pid, k0: with the minutes
+	 * named (each found by a seek from the one before), and the process
+	 * (or, for a k0 filter, each process a sealed segment's
+	 * whole-segment rows list), SQLite seeks to the rows instead of
+	 * walking every row of the range (one process's minutes for
+	 * `process`, the main kernel's rows among every kernel's for
+	 * gpu-util).  A segment still being written lists no processes,
+	 * nor one sealed without them (by an older gpurec, after a crash). */
+	int seek = m0 >= 0 && m1 >= m0 &&
+		   (pid || (key == 0 && nids > 0 &&
+			    gr_segment__info(seg)->sealed &&
+			    has_whole_rows(seg, kind)));
 	*malformed = 0;
-	if (seek == 2) { /* no minute row in range */
-		sqlite3_free(sqlite3_str_finish(q));
-		return 0;
-	}
 	if (seek) {
-		/* The primary key starts kind, minute, pid, k0: with each
-		 * of the segment's minutes named, and the process (or, for
-		 * a k0 filter, each process its whole-segment rows list),
-		 * SQLite seeks to the rows instead of walking every row of
-		 * the range (one process's minutes for `process`, the main
-		 * kernel's rows among every kernel's for gpu-util). */
 		sqlite3_str_appendall(q, "SELECT * FROM summary WHERE kind = ?1 "
-			"AND minute IN (WITH RECURSIVE m(x) AS (VALUES (?2) "
-			"UNION ALL SELECT x + 60000000000 FROM m WHERE x < ?3) "
-			"SELECT x FROM m)");
+			"AND minute IN (WITH RECURSIVE m(x) AS (SELECT "
+			"min(minute) FROM summary WHERE kind = ?1 AND minute "
+			"BETWEEN ?2 AND ?3 UNION ALL SELECT (SELECT min(minute) "
+			"FROM summary WHERE kind = ?1 AND minute > x AND "
+			"minute <= ?3) FROM m WHERE x IS NOT NULL) SELECT x "
+			"FROM m WHERE x IS NOT NULL)");
 		if (!pid)
 			sqlite3_str_appendall(q, " AND pid IN (SELECT DISTINCT "
 				"pid FROM summary WHERE kind = ?1 AND "

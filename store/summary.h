@@ -164,7 +164,9 @@ int gr_sum__add(struct gr_sum *s, const struct gr_sum_rows *r, int64_t lo,
 uint32_t gr_sum__count(const struct gr_sum *s);
 const struct gr_sum_ent *gr_sum__at(const struct gr_sum *s, uint32_t i);
 
-/* Adds every minute row to its whole-segment row (marked dirty). */
+/* Sets every whole-segment row to the sum of its minute rows (marked
+ * dirty); what one held before is dropped, so a second rollup counts
+ * nothing twice. */
 int gr_sum__rollup(struct gr_sum *s);
 
 /* Adds one stored row (from a segment's summary table) as it is; for

@@ -919,7 +919,19 @@ static int seal_fold(struct gr_writer *w)
 	}
 	if (folded)
 		return 0;
+	/* The seal's marks are undone, its whole-segment summary rows with
+	 * them: the next seal rolls the minute rows up again, and rows left
+	 * here would count every event before now twice. */
+	int tx = exec_sql(w, "BEGIN") == 0;
 	meta_set(w, "sealed", NULL, 0, 1);
+	exec_sql(w, "DELETE FROM summary WHERE minute = -1");
+	if (tx && exec_sql(w, "COMMIT") && !sqlite3_get_autocommit(w->db)) {
+		/* Undone as a whole, then each on its own. */
+		exec_sql(w, "ROLLBACK");
+		meta_set(w, "sealed", NULL, 0, 1);
+		exec_sql(w, "DELETE FROM summary WHERE minute = -1");
+	}
+	sum_reload(w);
 	sqlite3_busy_timeout(w->db, 0);
 	if (err == -EBUSY)
 		wlog(w, "cannot seal %s now: a reader holds it; "

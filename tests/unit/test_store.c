@@ -17,6 +17,7 @@
 #include "store/codec.h"
 #include "store/fss.h"
 #include "store/store.h"
+#include "store/summary.h"
 #include "store/walview.h"
 #include "tests/unit/test.h"
 
@@ -337,6 +338,39 @@ static int count_segments(const char *dir)
 	int n = 0;
 	while (d && (de = readdir(d)))
 		n += gr_segment_name_ok(de->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The events counted by summary rows of kind over dir's segments: its
+ * whole-segment rows (whole) or its minute rows. */
+static int64_t summary_n(const char *dir, int kind, int whole)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int64_t n = 0;
+	while (d && (de = readdir(d))) {
+		if (!gr_segment_name_ok(de->d_name))
+			continue;
+		char path[512];
+		sqlite3 *db;
+		sqlite3_stmt *st;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) ==
+			    SQLITE_OK &&
+		    sqlite3_prepare_v2(db, whole ?
+			"SELECT coalesce(sum(n), 0) FROM summary WHERE kind = ? "
+			"AND minute = -1" :
+			"SELECT coalesce(sum(n), 0) FROM summary WHERE kind = ? "
+			"AND minute >= 0", -1, &st, NULL) == SQLITE_OK) {
+			sqlite3_bind_int(st, 1, kind);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				n += sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
+		sqlite3_close(db);
+	}
 	if (d)
 		closedir(d);
 	return n;
@@ -771,6 +805,10 @@ TEST(seal_waits_for_readers)
 	CHECK(db);
 	CHECK_EQ_INT(query_int(db, "SELECT count(*) FROM runq"), 150);
 	close_query(&q, db);
+	/* The first seal's whole-segment summaries were undone with it:
+	 * the sealed segment's rows count each wait once. */
+	CHECK_EQ_INT(summary_n(dir, GR_SUM_RUNQ, 1), 150);
+	CHECK_EQ_INT(summary_n(dir, GR_SUM_RUNQ, 0), 150);
 	rmrf(dir);
 	free(dir);
 }

@@ -136,6 +136,8 @@ TEST(accumulate_block)
 	CHECK_EQ_INT(count_kind(s, GR_SUM_KERNEL, 0, &n, &d), 5);
 	CHECK_EQ_INT(count_kind(s, GR_SUM_MEMCPY, 0, &n, &d), 0);
 	CHECK_EQ_INT(gr_sum__rollup(s), 0);
+	/* A second rollup (a seal retried) counts nothing twice. */
+	CHECK_EQ_INT(gr_sum__rollup(s), 0);
 	CHECK_EQ_INT(count_kind(s, GR_SUM_API, GR_SUM_SEGMENT, &n, &d), 3);
 	CHECK_EQ_INT(n, 6);
 	CHECK_EQ_INT(d, 2100);
