@@ -13,7 +13,7 @@ WITH m AS (
   FROM sum_sync WHERE minute IS NOT NULL
   GROUP BY host, pid, tid, minute
 ), f AS (
-  SELECT *, nth_value(mx, :per_thread) OVER (
+  SELECT *, nth_value(mx, max(:per_thread, 1)) OVER (
               PARTITION BY pid, tid ORDER BY mx DESC
               ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
             AS floor_ns
@@ -28,7 +28,7 @@ WITH m AS (
   FROM c CROSS JOIN cuda_sync x
     ON x.host = c.host AND x.pid = c.pid AND x.ts >= c.minute
    AND x.ts < c.minute + 60000000000
-  WHERE x.tid = c.tid AND x.dur IS NOT NULL
+  WHERE x.tid IS c.tid AND x.dur IS NOT NULL
     AND x.dur >= coalesce(c.floor_ns, x.dur)
 )
 SELECT pid, tid, comm, api, dur AS dur_ns, stream, ret, ts

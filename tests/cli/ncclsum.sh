@@ -137,7 +137,8 @@ eq "the main kernel's launches from its rows equal cuda_kernel's" \
 
 # Over a sealed segment the filter seeks to each minute, process and id
 # (its whole-segment rows list the processes); a segment without them (one
-# still being written) is walked: the same rows either way.
+# still being written, or sealed by an older gpurec) is walked: the same
+# rows either way.
 U="$T/unsealed"
 cp -r "$A" "$U"
 chattr -R -i "$U" 2>/dev/null

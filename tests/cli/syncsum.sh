@@ -32,7 +32,7 @@ q() { g sql "$1" | tail -n +2; }
 # minutes than per_thread).  Durations log-uniform from 1 ns to 16.8 ms;
 # every 13th call has none (still waiting when the recording ended:
 # NULL), every 997th waits exactly 20 ms (longer than any other: ties,
-# ordered by ts), every 19th fails.
+# ordered by ts), every 19th fails, every 101st has no thread id.
 cat >"$T/gen.awk" <<'AWK'
 function at(off) { return sprintf("%d%09d", S + int(off / 1e9), off % 1e9) }
 function rnd() { seed = (seed * 16807) % 2147483647; return seed / 2147483647 }
@@ -50,6 +50,9 @@ BEGIN {
 			api[1 + int(rnd() * 4)], 4096 * (1 + i % 3), i % 19 ? 0 : 700)
 		if (i % 997 == 0) d = 20000000
 		if (i % 13) f = f "\tdur=" d
+		# A thread id the probe could not read: (pid, NULL) is a
+		# thread of its own.
+		if (i % 101 == 50) sub(/\ttid=[0-9]+/, "", f)
 		if (ts >= lo && ts < hi) print f
 	}
 }
@@ -121,8 +124,13 @@ for w in whole window; do
 	report all --param per_thread=100000 --param limit=100000
 done
 # Each thread's rows, against SQL's own ORDER BY ... LIMIT per thread.
-threads=$(q 'SELECT DISTINCT pid || '"' '"' || tid FROM cuda_sync WHERE dur IS NOT NULL ORDER BY pid, tid')
+threads=$(q 'SELECT DISTINCT pid || '"' '"' || tid FROM cuda_sync WHERE dur IS NOT NULL AND tid IS NOT NULL ORDER BY pid, tid')
 eq "7 threads (pid 100 and 200 on both hosts are one thread each)" "$(echo "$threads" | wc -l)" 7
+eq "sync-long (all): the 440 waits with no thread id, as (pid, NULL) threads" \
+	"$(grep -c '^[0-9]*,,' "$T/sl.whole.all")" \
+	"$(q 'SELECT count(*) FROM cuda_sync WHERE tid IS NULL AND dur IS NOT NULL')"
+eq "sync-long: per_thread=0 lists nothing, as --raw" \
+	"$(g report sync-long --param per_thread=0 | wc -l) $(g report sync-long --raw --param per_thread=0 | wc -l)" "1 1"
 for n in default all; do
 	[ $n = default ] && k=5 || k=100000
 	while read -r pid tid; do
@@ -132,7 +140,7 @@ for n in default all; do
 	done <<<"$threads"
 done
 eq "sync-long per_thread=1: every thread's first row but 104's is a 20 ms tie" \
-	"$(tail -n +2 "$T/sl.whole.one" | grep -v '^100,104,' | cut -d, -f5 | sort -u)" "20000000"
+	"$(tail -n +2 "$T/sl.whole.one" | grep -v -e '^100,104,' -e '^[0-9]*,,' | cut -d, -f5 | sort -u)" "20000000"
 
 # Reading only the minutes that can rank reads fewer blocks than every
 # synchronization (GPUREC_DEBUG_STATS counts decoded blocks).
