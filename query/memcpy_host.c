@@ -297,7 +297,8 @@ static int load_allocs(sqlite3 *db, struct allocs *al, char **err)
 		sqlite3_free(r);
 		return rc;
 	}
-	qsort(r, n, sizeof(*r), cmp_memrow);
+	if (n > 1) /* qsort's array may not be NULL, even empty */
+		qsort(r, n, sizeof(*r), cmp_memrow);
 	/* until: the next row on the same (pid, ptr); then keep only the
 	 * allocations, in the same order. */
 	size_t k = 0, nb = 0;
@@ -842,7 +843,7 @@ static int mh_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 	rc = load_allocs(v->db, &c->al, &err);
 	if (rc == SQLITE_OK)
 		rc = scan_copies(v->db, c, v->t, sync, &err);
-	if (rc == SQLITE_OK)
+	if (rc == SQLITE_OK && c->top.n > 1)
 		qsort(c->top.c, c->top.n, sizeof(*c->top.c), cmp_call);
 out:
 	if (rc != SQLITE_OK) {
