@@ -164,6 +164,18 @@ eq "memcpy-sync from 00:01:45: the pinned allocation is not seen" \
 	"$(g --since 2026-11-01T00:01:45Z report memcpy-sync --pid 900 --param limit=0 | cut -d, -f5,9,11 | tail -n +2 | tr '\n' ' ')" \
 	"async on pageable,5,2150 sync API,2,1300 "
 
+eq "memcpy-sync from 00:02:35: no allocation at all, every host side pageable" \
+	"$(g --since 2026-11-01T00:02:35Z report memcpy-sync --pid 900 --param limit=0 | cut -d, -f5,9,11 | tail -n +2 | tr '\n' ' ')" \
+	"sync API,2,1300 async on pageable,3,950 "
+eq "memcpy-pageable from 00:02:35, pid 900: as --raw" \
+	"$(g --since 2026-11-01T00:02:35Z report memcpy-pageable --pid 900 --param sync=1 | md5sum)" \
+	"$(g --since 2026-11-01T00:02:35Z report memcpy-pageable --pid 900 --param sync=1 --raw | md5sum)"
+# (gpurec says on stderr that --pid matched nothing.)
+n() { "$GPUREC" "${DATA[@]}" --format csv --pid 999 "$@" 2>/dev/null | tr -d '\r'; }
+eq "no copies (pid 999): the header alone, as --raw" \
+	"$(n report memcpy-sync; n report memcpy-pageable) $(n report memcpy-sync --raw | wc -l)" \
+	"$(n report memcpy-sync --raw; n report memcpy-pageable --raw) 1"
+
 # Every report, window and parameter against --raw.
 same() { # NAME ARGS...: the report equals --raw, saved as $T/out.NAME
 	local name=$1 n; shift
