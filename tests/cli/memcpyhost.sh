@@ -46,7 +46,13 @@ q() { g sql "$1" | tail -n +2; }
 cat >"$T/gen.awk" <<'AWK'
 function at(off) { return sprintf("%d%09d", S + int(off / 1e9), off % 1e9) }
 function rnd() { seed = (seed * 16807) % 2147483647; return seed / 2147483647 }
-function hex(v) { return sprintf("%d", v) }
+# An integer below 2^53 in decimal: mawk prints numbers past 2^31 as
+# %.6g, and clamps them to 2^31 - 1 under %d.
+function dec(v,   h, l) {
+	h = int(v / 1e9); l = v - h * 1e9
+	if (l < 0) { h--; l += 1e9 } else if (l >= 1e9) { h++; l -= 1e9 }
+	return h ? sprintf("%d%09d", h, l) : sprintf("%d", l)
+}
 function hostptr(p,   j) {
 	r = rnd()
 	if (r < 0.02) return 0
@@ -71,17 +77,17 @@ BEGIN {
 				r = rnd()
 				if (r < 0.55) {
 					f = sprintf("cuda_mem\tts=%s\tpid=%d\ttid=%d\tcomm=python3\tdur=100\tapi=%s\top=alloc\tbytes=%d\tptr=%s\tret=0",
-						at(ts), p, p, api, 1048576 * (1 + int(rnd() * 10)), hex(base[p, j]))
+						at(ts), p, p, api, 1048576 * (1 + int(rnd() * 10)), dec(base[p, j]))
 					print f
 					if (++na % 7 == 0)
 						printf "cuda_memcpy\tts=%s\tpid=%d\ttid=%d\tcomm=python3\tdur=%d\tapi=cudaMemcpyAsync\tkind=H2D\tbytes=64\tasync=1\tret=0\tsrc=%s\tdst=4096\n",
-							at(ts), p, p, 1000 + na, hex(base[p, j] + 4096)
+							at(ts), p, p, 1000 + na, dec(base[p, j] + 4096)
 				} else if (r < 0.9) {
 					printf "cuda_mem\tts=%s\tpid=%d\ttid=%d\tcomm=python3\tdur=100\tapi=cudaFree\top=free\tptr=%s\tret=0\n",
-						at(ts), p, p, hex(base[p, j])
+						at(ts), p, p, dec(base[p, j])
 				} else {
 					printf "cuda_mem\tts=%s\tpid=%d\ttid=%d\tcomm=python3\tdur=100\tapi=%s\top=alloc\tbytes=4096\tptr=%s\tret=2\n",
-						at(ts), p, p, api, hex(base[p, j])
+						at(ts), p, p, api, dec(base[p, j])
 				}
 			}
 		}
@@ -102,8 +108,8 @@ BEGIN {
 		if (casync[a] != "-") f = f "\tasync=" casync[a]
 		if (kd != "-") f = f "\tkind=" kd
 		s = hostptr(p); t = hostptr(p)
-		if (rnd() < 0.95) f = f "\tsrc=" hex(s)
-		if (rnd() < 0.95) f = f "\tdst=" hex(t)
+		if (rnd() < 0.95) f = f "\tsrc=" dec(s)
+		if (rnd() < 0.95) f = f "\tdst=" dec(t)
 		print f
 	}
 }
@@ -143,6 +149,10 @@ W="--since 2026-11-01T00:03:20.5Z --until 2026-11-01T00:14:40.25Z"
 eq "the recording: every copy and successful allocation, 10 copies of pid 900" \
 	"$(q "SELECT (SELECT count(*) FROM cuda_memcpy), (SELECT count(*) FROM cuda_mem WHERE op = 'alloc' AND ret = 0), (SELECT count(*) FROM cuda_memcpy WHERE pid = 900)")" \
 	"$(cat "$T/a.tsv" "$T/b.tsv" | grep -c '^cuda_memcpy'),$(cat "$T/a.tsv" "$T/b.tsv" | grep -c 'op=alloc.*ret=0$'),10"
+
+eq "the generated pointers are exact: 9 bases, copies in and past them" \
+	"$(q "SELECT (SELECT count(DISTINCT ptr) FROM cuda_mem), (SELECT count(*) > 10000 FROM cuda_memcpy WHERE src BETWEEN 139637976727552 AND 139637976727552 + 8 * 16777216), (SELECT count(*) > 10000 FROM cuda_memcpy WHERE src BETWEEN 366503875000 AND 366503875000 + 1073741824), (SELECT count(DISTINCT src) > 30000 FROM cuda_memcpy)")" \
+	"9,1,1,1"
 
 # The hand-written process, by the rules worked out beside its rows.
 eq "memcpy-pageable, pid 900: per direction, the pageable async copies" \
@@ -189,7 +199,8 @@ same() { # NAME ARGS...: the report equals --raw, saved as $T/out.NAME
 	fi
 }
 for w in whole window; do
-	[ $w = whole ] && win=() || read -ra win <<<"$W"
+	win=()
+	if [ $w = window ]; then read -ra win <<<"$W"; fi
 	same "$w.sync" "${win[@]}" report memcpy-sync
 	same "$w.sync0" "${win[@]}" report memcpy-sync --param limit=0
 	same "$w.sync7" "${win[@]}" report memcpy-sync --param limit=7
