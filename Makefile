@@ -61,6 +61,8 @@ QUERY_SRC += query/shell.c query/lineedit.c
 QUERY_SRC += query/suggest.c query/filters.c
 # The NCCL straggler tables (nccl-skew, nccl-arrivals, rank-pace).
 QUERY_SRC += query/nccl_fleet.c
+# memcpy-sync and memcpy-pageable in one pass over the copies.
+QUERY_SRC += query/memcpy_host.c
 # The shared containers (common/hmap.c) go wherever common/parse.c goes.
 STORE_SRC += common/hmap.c
 # The canned reports, built into gpurec from query/reports/*.sql.
@@ -254,6 +256,8 @@ cli-test: $(B)/asan/gpurec $(B)/asan/gpurec-synth
 	  bash tests/cli/ncclfleet.sh
 	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
 	  bash tests/cli/restrep.sh
+	GPUREC=$(B)/asan/gpurec SYNTH=$(B)/asan/gpurec-synth \
+	  bash tests/cli/memcpyhost.sh
 # Man pages, shipped config and completion, checked against both programs.
 cli-test: $(B)/asan/gpurecd
 

@@ -47,6 +47,7 @@
 #include "query/filters.h"
 #include "query/graph_views.h"
 #include "query/limits.h"
+#include "query/memcpy_host.h"
 #include "query/nccl_fleet.h"
 #include "query/outfile.h"
 #include "query/output.h"
@@ -268,6 +269,8 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 		rc = gr_graph_views__create(db);
 	if (rc == SQLITE_OK && q)
 		rc = gr_nccl_fleet__register(db);
+	if (rc == SQLITE_OK && q)
+		rc = gr_memcpy_host__register(db);
 	if (rc != SQLITE_OK)
 		die_internal("cannot set up tables: %s", sqlite3_errmsg(db));
 	if (au)

@@ -12,6 +12,15 @@
 -- device or managed allocation is not host memory.  Allocations made
 -- before the recording began (or before --since) are not seen: their
 -- copies show as pageable.
+-- Classified and grouped in C, in one pass over the copies
+-- (query/memcpy_host.c); --raw runs the SQL below, which it equals.
+SELECT section, pid, tid, comm, api, kind, async, copies, bytes, total_ns,
+       max_ns, errors,
+       CASE WHEN src IS NOT NULL THEN printf('0x%x', src) END AS src,
+       CASE WHEN dst IS NOT NULL THEN printf('0x%x', dst) END AS dst, ts
+FROM memcpy_pageable(:sync, :limit)
+ORDER BY section = 'call', total_ns DESC, pid, api, kind, ts
+-- raw:
 WITH m AS (
   SELECT pid, ts, op, api, ptr, bytes,
          lead(ts) OVER (PARTITION BY pid, ptr ORDER BY ts) AS until

@@ -11,6 +11,11 @@
 -- pageable if in no recorded allocation (also memory pinned before the
 -- recording began, or before --since), managed, or NULL where the copy
 -- has no host side or its pointer is unknown.
+-- Classified and grouped in C, in one pass over the copies
+-- (query/memcpy_host.c); --raw runs the SQL below, which it equals.
+SELECT * FROM memcpy_blocking(:limit)
+ORDER BY section = 'call', blocked_ns DESC, pid, tid, blocking, ts
+-- raw:
 WITH m AS (
   SELECT pid, ts, op, api, ptr, bytes,
          lead(ts) OVER (PARTITION BY pid, ptr ORDER BY ts) AS until
