@@ -95,7 +95,7 @@ awk -v e="$events" -v s="$(cat "$H/.gen_s")" \
 for f in "$H"/*.seg; do
 	sqlite3 "$f" 'SELECT tbl, sum(count), sum(length(payload)) FROM blocks GROUP BY tbl'
 done | awk -F'|' '{ n[$1] += $2; b[$1] += $3 }
-	END { for (t in n) printf "busyday.%s_b_per_event %.2f B (%d rows)\n",
+	END { for (t in n) printf "busyday.%s_b_per_event %.2f B (%.0f rows)\n",
 	      t, b[t] / n[t], n[t] }' | sort
 # Summaries: the pages their table takes (dbstat), and per kind an
 # estimate (its blobs plus 64 bytes a row of keys and sums).

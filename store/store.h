@@ -305,7 +305,8 @@ struct gr_dict *gr_segment__take_dict(struct gr_segment *s);
 
 /* The span of the segment's blocks (all tables): 1 with *ts_min, *ts_max
  * and *events (rows) set, 0 when it has no block (*events 0), or -EIO
- * with *err set. */
+ * with *err set.  A sealed segment's come from its metadata (the seal
+ * wrote them from its blocks), an open one's from the blocks. */
 int gr_segment__span(struct gr_segment *s, int64_t *ts_min, int64_t *ts_max,
 		     int64_t *events, char **err);
 

@@ -69,14 +69,21 @@ WITH c AS MATERIALIZED (
     FROM l
     WINDOW w AS (PARTITION BY host, pid ORDER BY ts))
   WHERE next_ts IS NULL OR next_ts - start_ts >= :min_ms
+), px AS MATERIALIZED (
+  -- The exits of the processes whose last launch ends a pause: the
+  -- process table read once (`+pid`: not once per process, as an IN
+  -- handed to the table would; its rows come in small blocks, one per
+  -- flush, thousands a day).
+  SELECT host, pid, max(exit_ts) AS exit_ts FROM process
+  WHERE +pid IN (SELECT pid FROM n WHERE next_ts IS NULL)
+  GROUP BY host, pid
 ), p AS (
   -- After a process's last launch the pause lasts to its exit, or else to
   -- the last thing seen of it (off-CPU intervals' ends, file calls), and
   -- never past the window (a process row's exit_ts may lie beyond it).
   SELECT n.*, window_until() AS until_ts,
-         (SELECT max(x.exit_ts) FROM process x
-          WHERE x.host = n.host AND x.pid = n.pid
-            AND x.exit_ts >= n.start_ts) AS exit_ts,
+         (SELECT CASE WHEN x.exit_ts >= n.start_ts THEN x.exit_ts END
+          FROM px x WHERE x.host = n.host AND x.pid = n.pid) AS exit_ts,
          (SELECT max(t) FROM (
             SELECT max(o.ts + o.dur) AS t FROM offcpu o
             WHERE o.host = n.host AND o.pid = n.pid AND o.ts >= n.launch_ts
@@ -168,14 +175,21 @@ WITH l AS (
     FROM l
     WINDOW w AS (PARTITION BY host, pid ORDER BY ts))
   WHERE next_ts IS NULL OR next_ts - start_ts >= :min_ms
+), px AS MATERIALIZED (
+  -- The exits of the processes whose last launch ends a pause: the
+  -- process table read once (`+pid`: not once per process, as an IN
+  -- handed to the table would; its rows come in small blocks, one per
+  -- flush, thousands a day).
+  SELECT host, pid, max(exit_ts) AS exit_ts FROM process
+  WHERE +pid IN (SELECT pid FROM n WHERE next_ts IS NULL)
+  GROUP BY host, pid
 ), p AS (
   -- After a process's last launch the pause lasts to its exit, or else to
   -- the last thing seen of it (off-CPU intervals' ends, file calls), and
   -- never past the window (a process row's exit_ts may lie beyond it).
   SELECT n.*, window_until() AS until_ts,
-         (SELECT max(x.exit_ts) FROM process x
-          WHERE x.host = n.host AND x.pid = n.pid
-            AND x.exit_ts >= n.start_ts) AS exit_ts,
+         (SELECT CASE WHEN x.exit_ts >= n.start_ts THEN x.exit_ts END
+          FROM px x WHERE x.host = n.host AND x.pid = n.pid) AS exit_ts,
          (SELECT max(t) FROM (
             SELECT max(o.ts + o.dur) AS t FROM offcpu o
             WHERE o.host = n.host AND o.pid = n.pid AND o.ts >= n.launch_ts
