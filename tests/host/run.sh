@@ -147,9 +147,13 @@ eq "the status file says which families ran" \
 	'"host":{"processes":true,"sched":true,"io":true}'
 
 # 1. Sleeps: one row per sleep, exactly, with the sleeping thread's ids.
+# An interval runs from switch-out to switch-in: never under the 50 ms
+# slept, and over it by the wait for a CPU once woken, which the test's own
+# spinning threads (and a CI run's other work) can stretch by milliseconds
+# (56.5 ms seen in CI): 49-75 ms.
 tid=$(out sleep sleeper)
-eqd "(sleep) 20 offcpu rows of 50 ms +-10%, state S, a stack through nanosleep" \
-	"$(q "SELECT count(*), sum(dur BETWEEN 45000000 AND 55000000), sum(state = 'S'), sum(stack LIKE '%nanosleep%'), min(pid), min(comm), max(comm) FROM offcpu WHERE tid = $tid")" \
+eqd "(sleep) 20 offcpu rows of 50 ms (49-75 ms), state S, a stack through nanosleep" \
+	"$(q "SELECT count(*), sum(dur BETWEEN 49000000 AND 75000000), sum(state = 'S'), sum(stack LIKE '%nanosleep%'), min(pid), min(comm), max(comm) FROM offcpu WHERE tid = $tid")" \
 	"20,20,20,20,$pid_sleep,hl-sleep,hl-sleep " \
 	"SELECT ts, dur, state, pid, comm, waker_pid, waker_tid, substr(stack, -100) AS stack_tail FROM offcpu WHERE pid = $pid_sleep ORDER BY ts"
 if [ "$(uname -m)" = x86_64 ]; then
