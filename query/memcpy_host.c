@@ -71,9 +71,10 @@
 #include <strings.h>
 
 #include "query/memcpy_host.h"
+#include "query/sqlmem.h"
 
 /* A NULL integer. */
-#define NUL INT64_MIN
+#define NUL GR_SQ_NULL
 
 /* Host memory, in the order host_mem prefers it. */
 enum mem { M_NONE, M_DEVICE, M_MANAGED, M_PINNED, M_PAGEABLE };
@@ -82,16 +83,6 @@ static const char *const mem_name[] = {
 	[M_NONE] = NULL, [M_DEVICE] = "device", [M_MANAGED] = "managed",
 	[M_PINNED] = "pinned", [M_PAGEABLE] = "pageable",
 };
-
-static void *mh_calloc(size_t n, size_t size)
-{
-	if (size && n > SIZE_MAX / size)
-		return NULL;
-	void *p = sqlite3_malloc64((sqlite3_uint64)(n ? n : 1) * size);
-	if (p)
-		memset(p, 0, (n ? n : 1) * size);
-	return p;
-}
 
 /* Grows *@p (of *@cap elements of @size) to hold @need. */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -107,12 +98,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 	*p = q;
 	*cap = c;
 	return 0;
-}
-
-static int64_t col_int(sqlite3_stmt *st, int c)
-{
-	return sqlite3_column_type(st, c) == SQLITE_NULL ?
-	       NUL : sqlite3_column_int64(st, c);
 }
 
 /* ---- Interned strings (comm, api, kind): id, or -1 for NULL. ---- */
@@ -151,7 +136,7 @@ static int32_t intern(struct strtab *t, const char *s)
 		return -1;
 	if (2 * (t->n + 1) > t->nslot) {
 		size_t ns = t->nslot ? 2 * t->nslot : 256;
-		int32_t *slot = mh_calloc(ns, sizeof(*slot));
+		int32_t *slot = gr_sq_calloc(ns, sizeof(*slot));
 		if (!slot)
 			return -2;
 		for (size_t k = 0; k < t->n; k++) {
@@ -261,7 +246,7 @@ static int load_allocs(sqlite3 *db, struct allocs *al, char **err)
 		return rc;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t pid = col_int(st, 0);
+		int64_t pid = gr_sq_col_int(st, 0);
 		if (pid == NUL) /* joined on pid =: never matches */
 			continue;
 		if (grow((void **)&r, &cap, n + 1, sizeof(*r))) {
@@ -269,7 +254,7 @@ static int load_allocs(sqlite3 *db, struct allocs *al, char **err)
 			break;
 		}
 		const char *op = (const char *)sqlite3_column_text(st, 2);
-		int64_t bytes = col_int(st, 5);
+		int64_t bytes = gr_sq_col_int(st, 5);
 		struct memrow *m = &r[n];
 		memset(m, 0, sizeof(*m));
 		m->pid = pid;
@@ -313,7 +298,7 @@ static int load_allocs(sqlite3 *db, struct allocs *al, char **err)
 	}
 	al->a = r;
 	al->n = k;
-	if (!(al->b = mh_calloc(nb, sizeof(*al->b)))) {
+	if (!(al->b = gr_sq_calloc(nb, sizeof(*al->b)))) {
 		*err = sqlite3_mprintf("out of memory reading cuda_mem");
 		return SQLITE_NOMEM;
 	}
@@ -428,7 +413,7 @@ static struct group *group_get(struct groups *gs, const int64_t k[3])
 
 	if (2 * (gs->n + 1) > gs->nslot) {
 		size_t ns = gs->nslot ? 2 * gs->nslot : 1024;
-		uint32_t *slot = mh_calloc(ns, sizeof(*slot));
+		uint32_t *slot = gr_sq_calloc(ns, sizeof(*slot));
 		if (!slot)
 			return NULL;
 		for (size_t x = 0; x < gs->n; x++) {
@@ -643,7 +628,7 @@ static int mh_best_index(sqlite3_vtab *vt, sqlite3_index_info *ii)
 
 static int mh_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
-	struct mh_cursor *c = mh_calloc(1, sizeof(*c));
+	struct mh_cursor *c = gr_sq_calloc(1, sizeof(*c));
 
 	(void)v;
 	if (!c)
@@ -751,11 +736,11 @@ static int scan_copies(sqlite3 *db, struct mh_cursor *c, enum mh_table t,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct call k;
 		const char *kind = (const char *)sqlite3_column_text(st, 5);
-		int64_t src = col_int(st, 7), dst = col_int(st, 8);
+		int64_t src = gr_sq_col_int(st, 7), dst = gr_sq_col_int(st, 8);
 		enum mem sm = M_NONE, dm = M_NONE;
 
 		memset(&k, 0, sizeof(k));
-		k.pid = col_int(st, 0);
+		k.pid = gr_sq_col_int(st, 0);
 		k.ts = sqlite3_column_int64(st, 3);
 		if (is_side(kind, "H2D", NULL) && src != NUL && src != 0)
 			sm = classify(&c->al, k.pid, src, k.ts);
@@ -775,10 +760,10 @@ static int scan_copies(sqlite3 *db, struct mh_cursor *c, enum mh_table t,
 		k.host_mem = sm > dm ? sm : dm;
 		if (k.host_mem == M_DEVICE)
 			k.host_mem = M_NONE;
-		k.tid = col_int(st, 1);
-		k.dur = col_int(st, 10);
-		k.bytes = col_int(st, 9);
-		k.async = col_int(st, 6);
+		k.tid = gr_sq_col_int(st, 1);
+		k.dur = gr_sq_col_int(st, 10);
+		k.bytes = gr_sq_col_int(st, 9);
+		k.async = gr_sq_col_int(st, 6);
 		k.src = src;
 		k.dst = dst;
 		k.err = sqlite3_column_type(st, 11) != SQLITE_NULL &&

@@ -53,26 +53,7 @@
 #include <string.h>
 
 #include "query/nccl_fleet.h"
-
-/* calloc and strdup on SQLite's allocator (see the header). */
-static void *nf_calloc(size_t n, size_t size)
-{
-	if (size && n > SIZE_MAX / size)
-		return NULL;
-	void *p = sqlite3_malloc64((sqlite3_uint64)n * size);
-	if (p)
-		memset(p, 0, n * size);
-	return p;
-}
-
-static char *nf_strdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *p = sqlite3_malloc64(n);
-	if (p)
-		memcpy(p, s, n);
-	return p;
-}
+#include "query/sqlmem.h"
 
 /* The collectives that have a seq shared by every rank: the reports'
  * --raw halves filter on the same list. */
@@ -80,7 +61,7 @@ static char *nf_strdup(const char *s)
 		       "'Broadcast', 'Reduce', 'AllToAll')"
 
 /* A NULL integer column: never a real pid, rank, nranks or byte count. */
-#define NUL INT64_MIN
+#define NUL GR_SQ_NULL
 
 /* One rank's entry into one collective. */
 struct arrival {
@@ -129,15 +110,9 @@ static int intern(struct nccl_load *l, const char *s, int hint)
 		l->names = p;
 		l->capnames = cap;
 	}
-	if (!(l->names[l->nnames] = nf_strdup(s)))
+	if (!(l->names[l->nnames] = gr_sq_strdup(s)))
 		return -1;
 	return l->nnames++;
-}
-
-static int64_t col_int(sqlite3_stmt *st, int c)
-{
-	return sqlite3_column_type(st, c) == SQLITE_NULL ?
-	       NUL : sqlite3_column_int64(st, c);
 }
 
 static int cmp_name(const void *pa, const void *pb, void *names)
@@ -221,12 +196,12 @@ static int load(sqlite3 *db, struct nccl_load *l, char **err)
 		a->comm = sqlite3_column_int64(st, 0);
 		a->seq = sqlite3_column_int64(st, 1);
 		a->host = hhint;
-		a->pid = col_int(st, 3);
-		a->rank = col_int(st, 4);
-		a->nranks = col_int(st, 5);
+		a->pid = gr_sq_col_int(st, 3);
+		a->rank = gr_sq_col_int(st, 4);
+		a->nranks = gr_sq_col_int(st, 5);
 		a->ts = sqlite3_column_int64(st, 6);
 		a->op = ohint;
-		a->bytes = col_int(st, 8);
+		a->bytes = gr_sq_col_int(st, 8);
 		l->n++;
 	}
 	if (rc == SQLITE_DONE)
@@ -275,7 +250,7 @@ static void idmap_free(struct idmap *m)
 static int idmap_grow(struct idmap *m)
 {
 	size_t cap = m->cap ? 2 * m->cap : 1024;
-	uint32_t *slot = nf_calloc(cap, sizeof(*slot));
+	uint32_t *slot = gr_sq_calloc(cap, sizeof(*slot));
 
 	if (!slot)
 		return -ENOMEM;
@@ -362,7 +337,7 @@ static int group_arrivals(const struct nccl_load *l,
 			  int (*key)(const struct arrival *, int64_t k[4]),
 			  struct idmap *m, uint32_t **start, uint32_t **ord)
 {
-	uint32_t *id = nf_calloc(l->n ? l->n : 1, sizeof(*id));
+	uint32_t *id = gr_sq_calloc(l->n ? l->n : 1, sizeof(*id));
 	uint32_t *kept = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*kept));
 	size_t n = 0;
 
@@ -686,8 +661,8 @@ static int load_times(sqlite3 *db, struct nccl_load *l, struct idmap *m,
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *host = (const char *)sqlite3_column_text(st, 0);
-		int64_t pid = col_int(st, 1), ts = sqlite3_column_int64(st, 2);
-		int64_t dur = col_int(st, 3);
+		int64_t pid = gr_sq_col_int(st, 1), ts = sqlite3_column_int64(st, 2);
+		int64_t dur = gr_sq_col_int(st, 3);
 
 		/* A NULL pid never joins: its calls count for no rank. */
 		if (pid == NUL)
@@ -895,8 +870,8 @@ static int rank_pace(struct nccl_load *l, int64_t param,
 	per_iter = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*per_iter));
 	last = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*last));
 	best = sqlite3_malloc64((comms.n ? comms.n : 1) * sizeof(*best));
-	proc_ns = nf_calloc(procs.n ? procs.n : 1, sizeof(*proc_ns));
-	proc_has = nf_calloc(procs.n ? procs.n : 1, 1);
+	proc_ns = gr_sq_calloc(procs.n ? procs.n : 1, sizeof(*proc_ns));
+	proc_has = gr_sq_calloc(procs.n ? procs.n : 1, 1);
 	e = sqlite3_malloc64((l->n ? l->n : 1) * sizeof(*e));
 	if (!per_iter || !last || !best || !proc_ns || !proc_has ||
 	    !e || iteration_lengths(l, &comms, per_iter, best))
@@ -1060,7 +1035,7 @@ static int nf_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 
 static int nf_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
-	struct nf_cursor *c = nf_calloc(1, sizeof(*c));
+	struct nf_cursor *c = gr_sq_calloc(1, sizeof(*c));
 
 	(void)v;
 	if (!c)
