@@ -316,6 +316,16 @@ static int cmp_gid(const void *a, const void *b)
 	return g->desc ? -r : r;
 }
 
+/* Fills ids[0..n) with the group ids 0..n-1 in emission order. */
+static void sort_gids(const struct grouped *g, uint32_t *ids, uint32_t n)
+{
+	for (uint32_t id = 0; id < n; id++)
+		ids[id] = id;
+	cmp_g = g;
+	qsort(ids, n, sizeof(*ids), cmp_gid);
+	cmp_g = NULL;
+}
+
 /* Packs groups into passes; returns 0 or -ENOMEM. */
 static int grouped_plan(struct cursor *c, struct grouped *g)
 {
@@ -332,11 +342,7 @@ static int grouped_plan(struct cursor *c, struct grouped *g)
 	uint32_t *sorted = malloc(n * sizeof(*sorted));
 	if (!sorted)
 		return -ENOMEM;
-	for (uint32_t id = 0; id < n; id++)
-		sorted[id] = id;
-	cmp_g = g;
-	qsort(sorted, n, sizeof(*sorted), cmp_gid);
-	cmp_g = NULL;
+	sort_gids(g, sorted, n);
 	uint32_t k = 0;
 	uint64_t rows = 0, maxrows = 0;
 	g->npasses = 0;
@@ -545,11 +551,7 @@ static int grouped_one_pass(struct cursor *c, struct grouped *g)
 	if (!g->order || !g->pass_end || !g->pass_stream || !g->bstart ||
 	    !g->bfill || !g->bperm)
 		return -ENOMEM;
-	for (uint32_t id = 0; id < n; id++)
-		g->order[id] = id;
-	cmp_g = g;
-	qsort(g->order, n, sizeof(*g->order), cmp_gid);
-	cmp_g = NULL;
+	sort_gids(g, g->order, n);
 	uint32_t k = 0;
 	for (uint32_t si = 0; si < n; si++)
 		if (g->count[g->order[si]])
