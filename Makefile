@@ -332,6 +332,13 @@ $(B)/host-tests/host_load: tests/host/host_load.c
 	$(CC) -O1 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -o $@ $< \
 	  -ldl -lpthread
 
+# sandbox_exiting: the sandbox applied while a joined thread still exits
+# (tests/host/sandbox.sh).
+$(B)/host-tests/sandbox_exiting: tests/host/sandbox_exiting.c recorder/sandbox.c \
+		recorder/sandbox.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) -D_GNU_SOURCE -I. -o $@ $< recorder/sandbox.c -lpthread
+
 # tests/host/sandbox.sh also checks the release gpurecd (its filter, symbols).
 bpf-test: $(B)/gpurecd
 bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
@@ -339,7 +346,7 @@ bpf-test: $(B)/asan/gpurecd $(B)/asan/gpurec $(B)/asan/test_ringbuf_drops \
 		$(B)/cuda-tests/hung $(B)/cuda-tests/graph_kernels \
 		$(B)/cuda-tests/nccl_calls $(MOCK)/libnccl.so.2 \
 		$(GPU_MOCK)/libnvidia-ml.so.1 $(B)/host-tests/host_load \
-		$(B)/gpurec
+		$(B)/host-tests/sandbox_exiting $(B)/gpurec
 	@if [ "$$(id -u)" = 0 ]; then $(B)/asan/test_ringbuf_drops; \
 	 elif [ "$$CI" = true ]; then echo "FAIL ringbuf test: not root"; \
 	   echo "0 passed, 1 failed, 0 skipped"; exit 1; \

@@ -225,29 +225,37 @@ static void on_restrict_signal(int sig)
 
 #define ANSWER_WAIT_MS 2000
 
+/* 0 once thread tid ran the handler (bc.err then says how it went), 1 if
+ * it is gone, -errno else.  A thread just joined can still be listed in
+ * /proc/self/task, and a signal sent to one that is exiting is accepted
+ * and never handled: while waiting for the answer, a thread that
+ * vanishes (tgkill's ESRCH) counts as gone, not as one that refused. */
 static int signal_thread(pid_t pid, long tid, int sig)
 {
 	bc.err = 0;
 	__atomic_store_n(&bc.answered, 0, __ATOMIC_RELEASE);
 	if (syscall(SYS_tgkill, pid, tid, sig) < 0)
-		return errno == ESRCH ? 0 : -errno; /* ESRCH: it exited */
+		return errno == ESRCH ? 1 : -errno;
 	for (int ms = 0; ms < ANSWER_WAIT_MS; ms++) {
 		if (__atomic_load_n(&bc.answered, __ATOMIC_ACQUIRE) == tid)
 			return bc.err;
+		if (syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH)
+			return 1;
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
 	/* It blocks the signal: fail rather than leave it privileged. */
 	return -ETIMEDOUT;
 }
 
-/* Restricts every thread but the caller; *n counts them.  Repeats the
+/* Restricts every thread but the caller; *n counts those that were there
+ * to restrict (not those exiting as it walked).  Repeats the
  * walk of /proc/self/task until it finds no thread it has not done, in
  * case one was started meanwhile.  Returns 0 or -errno (*bad_tid set). */
 static int restrict_others(uint64_t keep, int last, int *n, long *bad_tid)
 {
 	long self = syscall(SYS_gettid), done[256];
 	pid_t pid = getpid();
-	int ndone = 0, sig = SIGRTMIN + 5, err = 0, fresh;
+	int ndone = 0, alive = 0, sig = SIGRTMIN + 5, err = 0, fresh;
 	struct sigaction sa = { .sa_handler = on_restrict_signal,
 				.sa_flags = SA_RESTART }, old;
 	sigfillset(&sa.sa_mask);
@@ -276,13 +284,18 @@ static int restrict_others(uint64_t keep, int last, int *n, long *bad_tid)
 			}
 			fresh = 1;
 			done[ndone++] = tid;
-			if ((err = signal_thread(pid, tid, sig)))
+			int r = signal_thread(pid, tid, sig);
+			if (r < 0) {
+				err = r;
 				*bad_tid = tid;
+			} else if (r == 0) {
+				alive++;
+			}
 		}
 		closedir(dir);
 	} while (!err && fresh);
 	sigaction(sig, &old, NULL);
-	*n = ndone;
+	*n = alive;
 	return err;
 }
 
