@@ -11,10 +11,14 @@
  * (~24 million copies) more than 30 s.  Here allocations, which are rare,
  * are read first (through the cuda_mem table, so --since, --until, --pid
  * and --host hold as for any query) into per-(pid, base) lists sorted by
- * time; then the copies are read once through cuda_memcpy, each host
- * pointer is looked up by binary search, and each copy is folded into its
- * group's sums and offered to a bounded heap of the longest calls.  No
- * copy is kept: memory is the allocations, the groups and :limit calls.
+ * time; then the copies are walked once, each host pointer is looked up
+ * by binary search, and each copy is folded into its group's sums and
+ * offered to a bounded heap of the longest calls.  No copy is kept:
+ * memory is the allocations, the groups and :limit calls.  The copies
+ * come from a direct walk of cuda_memcpy's blocks (vt_event.h: the rows
+ * the table gives, under the same window, --pid and --host, without
+ * SQLite's calls per row and column, which cost more than the rest of
+ * the pass: over a busy hour 2.6 s through SQL).
  *
  * Two eponymous table-valued functions, whose rows are the reports' rows
  * before their final ORDER BY (the reports sort them as --raw does):
@@ -72,6 +76,7 @@
 
 #include "query/memcpy_host.h"
 #include "query/sqlmem.h"
+#include "query/vt_event.h"
 
 /* A NULL integer. */
 #define NUL GR_SQ_NULL
@@ -555,9 +560,15 @@ static const int hidden_col[][2] = {
 
 static const char *const why_name[] = { "sync API", "async on pageable" };
 
+struct mh_aux {
+	struct gr_qctx *q;
+	enum mh_table t;
+};
+
 struct mh_vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
+	struct gr_qctx *q;
 	enum mh_table t;
 };
 
@@ -574,7 +585,8 @@ static int mh_connect(sqlite3 *db, void *aux, int argc,
 		      const char *const *argv, sqlite3_vtab **out, char **err)
 {
 	(void)argc, (void)argv, (void)err;
-	enum mh_table t = (enum mh_table)(intptr_t)aux;
+	const struct mh_aux *ax = aux;
+	enum mh_table t = ax->t;
 	int rc = sqlite3_declare_vtab(db, table_ddl[t]);
 	struct mh_vtab *v;
 
@@ -584,6 +596,7 @@ static int mh_connect(sqlite3 *db, void *aux, int argc,
 		return SQLITE_NOMEM;
 	memset(v, 0, sizeof(*v));
 	v->db = db;
+	v->q = ax->q;
 	v->t = t;
 	*out = &v->base;
 	return SQLITE_OK;
@@ -662,16 +675,6 @@ static int is_side(const char *kind, const char *a, const char *b)
 	       !strcmp(kind, "default") || (b && !strcmp(kind, b));
 }
 
-/* Whether column @col of @st is = 0 in SQL (a NULL is not). */
-static int is_zero(sqlite3_stmt *st, int col)
-{
-	switch (sqlite3_column_type(st, col)) {
-	case SQLITE_INTEGER: return sqlite3_column_int64(st, col) == 0;
-	case SQLITE_FLOAT: return sqlite3_column_double(st, col) == 0.0;
-	default: return 0;
-	}
-}
-
 /* Folds copy @k into its group. */
 static int fold(struct mh_cursor *c, const int64_t key[3],
 		const struct call *k)
@@ -703,7 +706,8 @@ static int fold(struct mh_cursor *c, const int64_t key[3],
 		if (!g->comm_set)
 			g->async = k->async;
 	} else if (!g->comm_set ||
-		   strcmp(c->names.s[k->comm], c->names.s[g->comm]) < 0) {
+		   (k->comm != g->comm &&
+		    strcmp(c->names.s[k->comm], c->names.s[g->comm]) < 0)) {
 		g->comm = k->comm;
 		g->comm_set = 1;
 		g->async = k->async;
@@ -711,44 +715,160 @@ static int fold(struct mh_cursor *c, const int64_t key[3],
 	return 0;
 }
 
-/* Reads every copy and folds it.  Returns SQLITE_OK or an error code with
- * *err set. */
-static int scan_copies(sqlite3 *db, struct mh_cursor *c, enum mh_table t,
-		       sqlite3_value *sync, char **err)
-{
-	static const char sql[] =
-		"SELECT pid, tid, comm, ts, api, kind, async, src, dst, "
-		"bytes, dur, ret FROM cuda_memcpy";
-	static const char sql_pageable[] =
-		"SELECT pid, tid, comm, ts, api, kind, async, src, dst, "
-		"bytes, dur, ret FROM cuda_memcpy WHERE async = 1 OR ?1 = 1";
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(db, t == T_PAGEABLE ? sql_pageable : sql,
-				    -1, &st, NULL);
-	uint64_t seq = 0;
+/* cuda_memcpy's columns that the pass reads. */
+enum { K_PID, K_TID, K_COMM, K_TS, K_API, K_KIND, K_ASYNC, K_SRC, K_DST,
+       K_BYTES, K_DUR, K_RET, NK };
+static const char *const k_name[NK] = {
+	"pid", "tid", "comm", "ts", "api", "kind", "async", "src", "dst",
+	"bytes", "dur", "ret",
+};
 
-	if (rc != SQLITE_OK) {
+/* Dictionary ids of one segment mapped to interned names, filled as met:
+ * a copy's strings cost a lookup, not a hash of the text, per row. */
+struct dictmap {
+	const struct gr_dict *d;
+	int32_t *id;		/* by dictionary id: name id + 2, 0 unknown */
+	size_t n;
+};
+
+/* The interned name of string column @col of @c's row: -1 for NULL (or
+ * an id its dictionary lacks, which the table gives as NULL), -2 ENOMEM. */
+static int32_t row_name(struct strtab *names, struct dictmap *m,
+			const struct gr_dict *d, const struct cursor *c,
+			int col)
+{
+	if (gr_evrow__null(c, col))
+		return -1;
+	int64_t id = gr_evrow__int(c, col);
+	uint32_t len;
+	if (m->d != d) {
+		m->d = d;
+		if (m->id)
+			memset(m->id, 0, m->n * sizeof(*m->id));
+	}
+	if (!d || id <= 0 || (uint64_t)id > d->n)
+		return -1;
+	if ((size_t)id >= m->n) {
+		size_t n = (size_t)d->n + 1;
+		int32_t *p = sqlite3_realloc64(m->id, n * sizeof(*p));
+		if (!p)
+			return -2;
+		memset(p + m->n, 0, (n - m->n) * sizeof(*p));
+		m->id = p;
+		m->n = n;
+	}
+	if (!m->id[id]) {
+		const char *str = gr_dict__str(d, id, &len);
+		int32_t v = str ? intern(names, str) : -1;
+		if (v < -1)
+			return v;
+		m->id[id] = v + 2;
+	}
+	return m->id[id] - 2;
+}
+
+/* A copy's host sides by its kind's name id (-1: a NULL kind), as
+ * is_side() has them: bit 1 the source, bit 2 the destination, bit 0 set
+ * once known. */
+static int kind_sides(struct strtab *names, uint8_t **sides, size_t *n,
+		      int32_t kind)
+{
+	if (kind < 0)
+		return 7;
+	if ((size_t)kind >= *n) {
+		size_t m = names->n > (size_t)kind ? names->n : (size_t)kind + 1;
+		uint8_t *p = sqlite3_realloc64(*sides, m);
+		if (!p)
+			return -ENOMEM;
+		memset(p + *n, 0, m - *n);
+		*sides = p;
+		*n = m;
+	}
+	if (!(*sides)[kind]) {
+		const char *ks = names->s[kind];
+		(*sides)[kind] = (uint8_t)(1 | is_side(ks, "H2D", NULL) << 1 |
+					   is_side(ks, "D2H", NULL) << 2);
+	}
+	return (*sides)[kind];
+}
+
+/* SQL's "?1 = 1" for the sync argument (NULL when left out): exactly, by
+ * asking SQLite (a text '1' is not 1). */
+static int sync_is_one(sqlite3 *db, sqlite3_value *sync, int *yes)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, "SELECT ?1 = 1", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (sync)
+		sqlite3_bind_value(st, 1, sync);
+	rc = sqlite3_step(st);
+	*yes = rc == SQLITE_ROW && sqlite3_column_int(st, 0) == 1 &&
+	       sqlite3_column_type(st, 0) != SQLITE_NULL;
+	rc = rc == SQLITE_ROW ? SQLITE_OK : rc;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Reads every copy and folds it: a direct walk of cuda_memcpy (the rows
+ * "SELECT ... FROM cuda_memcpy" gives, in the same order).  Returns
+ * SQLITE_OK or an error code with *err set. */
+static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
+		       enum mh_table t, sqlite3_value *sync, char **err)
+{
+	int tab = gr_table__find("cuda_memcpy"), col[NK], all = 1, rc;
+	uint64_t need = 0, seq = 0;
+	struct dictmap dm = { 0 };
+	uint8_t *sides_of = NULL;
+	size_t nsides = 0;
+
+	for (int i = 0; i < NK; i++) {
+		col[i] = tab < 0 ? -1 : gr_table__col(&gr_tables[tab],
+						      k_name[i]);
+		if (col[i] < 0) {
+			*err = sqlite3_mprintf("cuda_memcpy has no column %s",
+					       k_name[i]);
+			return SQLITE_ERROR;
+		}
+		need |= 1ull << col[i];
+	}
+	if (t == T_PAGEABLE && (rc = sync_is_one(db, sync, &all)) != SQLITE_OK) {
 		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 		return rc;
 	}
-	if (t == T_PAGEABLE && sync)
-		sqlite3_bind_value(st, 1, sync);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	struct gr_evwalk *w = gr_evwalk__open(q, "cuda_memcpy", need);
+	if (!w) {
+		*err = sqlite3_mprintf("out of memory reading cuda_memcpy");
+		return SQLITE_NOMEM;
+	}
+	const struct cursor *r = gr_evwalk__cursor(w);
+#define V(i) (gr_evrow__null(r, col[i]) ? NUL : gr_evrow__int(r, col[i]))
+	while ((rc = gr_evwalk__next(w)) == 1) {
 		struct call k;
-		const char *kind = (const char *)sqlite3_column_text(st, 5);
-		int64_t src = gr_sq_col_int(st, 7), dst = gr_sq_col_int(st, 8);
-		enum mem sm = M_NONE, dm = M_NONE;
+		int64_t async = V(K_ASYNC);
+		if (t == T_PAGEABLE && async != 1 && !all)
+			continue; /* WHERE async = 1 OR ?1 = 1 */
+		const struct gr_dict *d = gr_evwalk__dict(w);
+		int32_t kind = row_name(&c->names, &dm, d, r, col[K_KIND]);
+		int sides = kind < -1 ? -ENOMEM :
+			    kind_sides(&c->names, &sides_of, &nsides, kind);
+		int64_t src = V(K_SRC), dst = V(K_DST);
+		enum mem sm = M_NONE, dmem = M_NONE;
 
+		if (sides < 0) {
+			rc = -ENOMEM;
+			break;
+		}
 		memset(&k, 0, sizeof(k));
-		k.pid = gr_sq_col_int(st, 0);
-		k.ts = sqlite3_column_int64(st, 3);
-		if (is_side(kind, "H2D", NULL) && src != NUL && src != 0)
+		k.pid = V(K_PID);
+		k.ts = V(K_TS);
+		if ((sides & 2) && src != NUL && src != 0)
 			sm = classify(&c->al, k.pid, src, k.ts);
-		if (is_side(kind, "D2H", NULL) && dst != NUL && dst != 0)
-			dm = classify(&c->al, k.pid, dst, k.ts);
-		int pageable = sm == M_PAGEABLE || dm == M_PAGEABLE;
+		if ((sides & 4) && dst != NUL && dst != 0)
+			dmem = classify(&c->al, k.pid, dst, k.ts);
+		int pageable = sm == M_PAGEABLE || dmem == M_PAGEABLE;
 		if (t == T_BLOCKING) {
-			if (is_zero(st, 6))
+			if (async == 0)
 				k.why = 0;
 			else if (pageable)
 				k.why = 1;
@@ -757,43 +877,41 @@ static int scan_copies(sqlite3 *db, struct mh_cursor *c, enum mh_table t,
 		} else if (!pageable) {
 			continue;
 		}
-		k.host_mem = sm > dm ? sm : dm;
+		k.host_mem = sm > dmem ? sm : dmem;
 		if (k.host_mem == M_DEVICE)
 			k.host_mem = M_NONE;
-		k.tid = gr_sq_col_int(st, 1);
-		k.dur = gr_sq_col_int(st, 10);
-		k.bytes = gr_sq_col_int(st, 9);
-		k.async = gr_sq_col_int(st, 6);
+		k.tid = V(K_TID);
+		k.dur = V(K_DUR);
+		k.bytes = V(K_BYTES);
+		k.async = async;
 		k.src = src;
 		k.dst = dst;
-		k.err = sqlite3_column_type(st, 11) != SQLITE_NULL &&
-			!is_zero(st, 11);
+		k.err = !gr_evrow__null(r, col[K_RET]) &&
+			gr_evrow__int(r, col[K_RET]) != 0;
 		k.seq = seq++;
-		k.comm = intern(&c->names,
-				(const char *)sqlite3_column_text(st, 2));
-		k.api = intern(&c->names,
-			       (const char *)sqlite3_column_text(st, 4));
-		k.kind = intern(&c->names, kind);
-		if (k.comm < -1 || k.api < -1 || k.kind < -1) {
-			rc = SQLITE_NOMEM;
+		k.comm = row_name(&c->names, &dm, d, r, col[K_COMM]);
+		k.api = row_name(&c->names, &dm, d, r, col[K_API]);
+		k.kind = kind;
+		if (k.comm < -1 || k.api < -1) {
+			rc = -ENOMEM;
 			break;
 		}
 		int64_t key[3] = { k.pid, k.tid, k.why };
 		if (t == T_PAGEABLE)
 			key[1] = k.api, key[2] = k.kind;
 		if (fold(c, key, &k) || top_offer(&c->top, &k)) {
-			rc = SQLITE_NOMEM;
+			rc = -ENOMEM;
 			break;
 		}
 	}
-	if (rc == SQLITE_DONE)
-		rc = SQLITE_OK;
-	else if (rc == SQLITE_NOMEM)
-		*err = sqlite3_mprintf("out of memory reading cuda_memcpy");
-	else
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	return rc;
+#undef V
+	sqlite3_free(dm.id);
+	sqlite3_free(sides_of);
+	gr_evwalk__close(w);
+	if (rc == 0)
+		return SQLITE_OK;
+	*err = sqlite3_mprintf("out of memory reading cuda_memcpy");
+	return SQLITE_NOMEM;
 }
 
 static int mh_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
@@ -827,7 +945,7 @@ static int mh_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 	}
 	rc = load_allocs(v->db, &c->al, &err);
 	if (rc == SQLITE_OK)
-		rc = scan_copies(v->db, c, v->t, sync, &err);
+		rc = scan_copies(v->db, v->q, c, v->t, sync, &err);
 	if (rc == SQLITE_OK && c->top.n > 1)
 		qsort(c->top.c, c->top.n, sizeof(*c->top.c), cmp_call);
 out:
@@ -983,13 +1101,23 @@ static sqlite3_module mh_module = {
 	.xRowid = mh_rowid,
 };
 
-int gr_memcpy_host__register(sqlite3 *db)
+int gr_memcpy_host__register(sqlite3 *db, struct gr_qctx *q)
 {
-	int rc = sqlite3_create_module(db, "memcpy_blocking", &mh_module,
-				       (void *)(intptr_t)T_BLOCKING);
+	static const char *const name[] = {
+		[T_BLOCKING] = "memcpy_blocking",
+		[T_PAGEABLE] = "memcpy_pageable",
+	};
+	int rc = SQLITE_OK;
 
-	if (rc == SQLITE_OK)
-		rc = sqlite3_create_module(db, "memcpy_pageable", &mh_module,
-					   (void *)(intptr_t)T_PAGEABLE);
+	for (int t = T_BLOCKING; rc == SQLITE_OK && t <= T_PAGEABLE; t++) {
+		struct mh_aux *ax = sqlite3_malloc(sizeof(*ax));
+		if (!ax)
+			return SQLITE_NOMEM;
+		ax->q = q;
+		ax->t = (enum mh_table)t;
+		/* The destructor frees ax, also when this fails. */
+		rc = sqlite3_create_module_v2(db, name[t], &mh_module, ax,
+					      sqlite3_free);
+	}
 	return rc;
 }

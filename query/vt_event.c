@@ -32,6 +32,27 @@
 
 #include "query/vt_event.h"
 
+/* The scan of table t (an event table): its members and their columns. */
+static void vtab_init(struct vtab *vt, struct gr_qctx *q, int t)
+{
+	const struct gr_table *tab = &gr_tables[t];
+	memset(vt, 0, sizeof(*vt));
+	vt->q = q;
+	vt->t = t;
+	memset(vt->memcol, -1, sizeof(vt->memcol));
+	for (int m = 0; m < GR_NTABLES; m++) {
+		int is_member = m == t ||
+			((tab->flags & GR_TF_UNION_CUDA) &&
+			 (gr_tables[m].flags & GR_TF_CUDA_CALL));
+		if (!is_member)
+			continue;
+		vt->members[vt->nmembers++] = m;
+		for (int c = 0; c < tab->ncols; c++)
+			vt->memcol[m][c] = (int8_t)gr_table__col(&gr_tables[m],
+							 tab->cols[c].name);
+	}
+}
+
 static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		      sqlite3_vtab **out, char **err)
 {
@@ -50,21 +71,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	struct vtab *vt = sqlite3_malloc(sizeof(*vt));
 	if (!vt)
 		return SQLITE_NOMEM;
-	memset(vt, 0, sizeof(*vt));
-	vt->q = q;
-	vt->t = t;
-	memset(vt->memcol, -1, sizeof(vt->memcol));
-	for (int m = 0; m < GR_NTABLES; m++) {
-		int is_member = m == t ||
-			((tab->flags & GR_TF_UNION_CUDA) &&
-			 (gr_tables[m].flags & GR_TF_CUDA_CALL));
-		if (!is_member)
-			continue;
-		vt->members[vt->nmembers++] = m;
-		for (int c = 0; c < tab->ncols; c++)
-			vt->memcol[m][c] = (int8_t)gr_table__col(&gr_tables[m],
-							 tab->cols[c].name);
-	}
+	vtab_init(vt, q, t);
 	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
 	*out = &vt->base;
 	return SQLITE_OK;
@@ -516,11 +523,24 @@ static void add_constraint(struct cursor *c, int col, int op, sqlite3_value *v)
 
 /* Starts a scan: idxStr is vt_best_index's plan, argv the operands of
  * the constraints it passed down. */
+/* The window and --pid: filters like any other. */
+static void session_filters(struct cursor *c)
+{
+	const struct gr_qctx *q = c->vt->q;
+	c->lo = q->since;
+	c->hi = q->until;
+	if (q->since != INT64_MIN)
+		c->f[c->nf++] = (struct filt){ GR_EV_ts, OP_GE, q->since };
+	if (q->until != INT64_MAX)
+		c->f[c->nf++] = (struct filt){ GR_EV_ts, OP_LE, q->until };
+	if (q->has_pid)
+		c->f[c->nf++] = (struct filt){ GR_EV_pid, OP_EQ, q->pid };
+}
+
 static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		     int argc, sqlite3_value **argv)
 {
 	struct cursor *c = (struct cursor *)cur;
-	struct gr_qctx *q = c->vt->q;
 	const struct gr_table *tab = &gr_tables[c->vt->t];
 	const char *p = idxStr, *gp;
 	int group_col = -1, group_desc = 0;
@@ -533,8 +553,6 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	c->nf = 0;
 	c->never = 0;
 	c->host_eq = NULL;
-	c->lo = q->since;
-	c->hi = q->until;
 	c->need = strtoull(p, NULL, 16);
 	if (c->need >> 63)
 		c->need = ~0ull >> (64 - tab->ncols);
@@ -543,13 +561,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		group_col = (int)strtol(gp + 2, &end, 10);
 		group_desc = *end == 'd';
 	}
-	/* The window and --pid are filters like any other. */
-	if (q->since != INT64_MIN)
-		c->f[c->nf++] = (struct filt){ GR_EV_ts, OP_GE, q->since };
-	if (q->until != INT64_MAX)
-		c->f[c->nf++] = (struct filt){ GR_EV_ts, OP_LE, q->until };
-	if (q->has_pid)
-		c->f[c->nf++] = (struct filt){ GR_EV_pid, OP_EQ, q->pid };
+	session_filters(c);
 	for (int i = 0; i < argc && (p = strchr(p, ';')); i++) {
 		int col, op;
 		if (sscanf(++p, "%d,%d", &col, &op) != 2)
@@ -647,3 +659,80 @@ const sqlite3_module gr_vt_event_module = {
 	.xColumn = vt_column,
 	.xRowid = vt_rowid,
 };
+
+/* ---- direct walks ------------------------------------------------------ */
+
+/* A cursor of its own vtab, driven from C: the rows vt_filter would pass
+ * for the session's window and --pid alone, without SQLite's per-row
+ * calls (xNext, xColumn, sqlite3_column_*), which cost more than the
+ * decode for a table function that folds every row. */
+struct gr_evwalk {
+	struct vtab vt;
+	struct cursor c;
+	int started;
+};
+
+struct gr_evwalk *gr_evwalk__open(struct gr_qctx *q, const char *table,
+				  uint64_t need)
+{
+	int t = gr_table__find(table);
+	if (t < 0 || !(gr_tables[t].flags & GR_TF_EVENT)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct gr_evwalk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	vtab_init(&w->vt, q, t);
+	struct cursor *c = &w->c;
+	c->vt = &w->vt;
+	if (!(c->scan = gr_scan__new())) {
+		free(w);
+		return NULL;
+	}
+	c->need = need & (~0ull >> (64 - gr_tables[t].ncols));
+	session_filters(c);
+	for (int i = 0; i < c->nf; i++)
+		c->need |= 1ull << c->f[i].col;
+	gr_evscan__restart(c);
+	return w;
+}
+
+int gr_evwalk__next(struct gr_evwalk *w)
+{
+	struct cursor *c = &w->c;
+	if (c->lo > c->hi)
+		return 0;
+	if (w->started) {
+		if (c->sel)
+			c->isel++;
+		else
+			c->row++;
+	}
+	w->started = 1;
+	return gr_evscan__seek(c);
+}
+
+const struct gr_dict *gr_evwalk__dict(const struct gr_evwalk *w)
+{
+	return w->c.dict;
+}
+
+void gr_evwalk__close(struct gr_evwalk *w)
+{
+	if (!w)
+		return;
+	struct cursor *c = &w->c;
+	retire_segment(c);
+	if (c->parked)
+		retire(c, c->parked);
+	free_retired(c);
+	free(c->retired);
+	gr_scan__free(c->scan);
+	free(w);
+}
+
+const struct cursor *gr_evwalk__cursor(const struct gr_evwalk *w)
+{
+	return &w->c;
+}

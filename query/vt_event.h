@@ -98,4 +98,36 @@ int gr_grouped__column(const struct grouped *g, sqlite3_context *ctx, int i,
 		       enum gr_coltype ty);
 int64_t gr_grouped__rowid(const struct grouped *g);
 
+/* A direct walk of one event table (vt_event.c): the rows a scan of it
+ * passes under the session's window and --pid, one at a time, for the
+ * table functions computed in C (memcpy_host.c).  Columns as the virtual
+ * table gives them, read from the cursor with gr_evrow__*(); a string
+ * column is an id in gr_evwalk__dict(), which changes with the segment
+ * and stays valid until gr_evwalk__close().  Unreadable segments and
+ * blocks are skipped with the same warnings as any query's. */
+struct gr_evwalk;
+/* Walks table (an event table's name), decoding the columns in need (bit
+ * i: column i).  Returns NULL with errno set (EINVAL: no such table). */
+struct gr_evwalk *gr_evwalk__open(struct gr_qctx *q, const char *table,
+				  uint64_t need);
+/* Moves to the next row: 1, 0 at the end, or -ENOMEM. */
+int gr_evwalk__next(struct gr_evwalk *w);
+const struct cursor *gr_evwalk__cursor(const struct gr_evwalk *w);
+const struct gr_dict *gr_evwalk__dict(const struct gr_evwalk *w);
+void gr_evwalk__close(struct gr_evwalk *w);
+
+/* Whether column col of c's row is NULL. */
+static inline int gr_evrow__null(const struct cursor *c, int col)
+{
+	uint32_t r = c->row;
+	return c->cmissing[col] ||
+	       (c->cn[col] && (c->cn[col][r >> 3] >> (r & 7)) & 1);
+}
+
+/* Column col of c's row (not NULL): an integer, or a string's id. */
+static inline int64_t gr_evrow__int(const struct cursor *c, int col)
+{
+	return c->cv[col][c->row];
+}
+
 #endif
