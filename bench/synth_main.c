@@ -37,6 +37,7 @@ static void usage(FILE *f)
 		"  --segment-size S   rotate at S bytes (default 256M)\n"
 		"  --max-disk S       retention cap (default none)\n"
 		"  --rotate-every N   seal a segment every N events per table\n"
+		"                     (with --rows: every N rows)\n"
 		"  --rate R           launches per second, all processes\n"
 		"  --memcpy-every N   a copy after every Nth launch\n"
 		"  --offcpu-gap NS    mean spacing of off-CPU intervals "
@@ -193,11 +194,15 @@ static int run_live(struct gr_writer *w, struct gr_synth *s, const int *tables,
  * A line is TABLE, then COL=VALUE fields, tab-separated (a value may hold
  * spaces); '#' starts a comment line.  Numbers take C's prefixes (0x...
  * for pointers); columns left out are NULL.  Returns 0 or -errno. */
-static int write_rows(struct gr_writer *w, const char *path)
+/* Appends the rows of --rows FILE, sealing a segment after every
+ * rotate_every of them (0: never). */
+static int write_rows(struct gr_writer *w, const char *path,
+		      uint64_t rotate_every)
 {
 	FILE *f = fopen(path, "r");
 	char line[4096];
 	int lineno = 0;
+	uint64_t n = 0;
 
 	if (!f)
 		die("cannot open --rows %s", path);
@@ -231,6 +236,8 @@ static int write_rows(struct gr_writer *w, const char *path)
 			nm &= ~(1ull << c);
 		}
 		int err = gr_writer__append(w, t, v, nm);
+		if (!err && rotate_every && ++n % rotate_every == 0)
+			err = gr_writer__rotate(w);
 		if (err) {
 			fclose(f);
 			fprintf(stderr, "gpurec-synth: --rows line %d: %s\n",
@@ -520,7 +527,7 @@ int main(int argc, char **argv)
 		if (rotate_every && done < events && gr_writer__rotate(w))
 			die("rotate failed%s", "");
 	}
-	if (rows && write_rows(w, rows)) {
+	if (rows && write_rows(w, rows, rotate_every)) {
 		fprintf(stderr, "gpurec-synth: write failed\n");
 		return 2;
 	}

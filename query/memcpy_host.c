@@ -69,10 +69,12 @@
  * these tables as it caps SQLite's own sorts.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "query/memcpy_host.h"
 #include "query/sqlmem.h"
@@ -675,11 +677,11 @@ static int is_side(const char *kind, const char *a, const char *b)
 	       !strcmp(kind, "default") || (b && !strcmp(kind, b));
 }
 
-/* Folds copy @k into its group. */
-static int fold(struct mh_cursor *c, const int64_t key[3],
-		const struct call *k)
+/* Folds copy @k into its group of @gs (@names: its strings). */
+static int fold(struct groups *gs, const struct strtab *names,
+		const int64_t key[3], const struct call *k)
 {
-	struct group *g = group_get(&c->gs, key);
+	struct group *g = group_get(gs, key);
 
 	if (!g)
 		return -ENOMEM;
@@ -707,12 +709,49 @@ static int fold(struct mh_cursor *c, const int64_t key[3],
 			g->async = k->async;
 	} else if (!g->comm_set ||
 		   (k->comm != g->comm &&
-		    strcmp(c->names.s[k->comm], c->names.s[g->comm]) < 0)) {
+		    strcmp(names->s[k->comm], names->s[g->comm]) < 0)) {
 		g->comm = k->comm;
 		g->comm_set = 1;
 		g->async = k->async;
 	}
 	return 0;
+}
+
+/* Merges group @b into @a, as folding b's rows after a's would (the
+ * comm ids of both in @names). */
+static void group_merge(struct group *a, const struct group *b,
+			const struct strtab *names)
+{
+	if (!a->copies) {
+		*a = *b;
+		return;
+	}
+	a->copies += b->copies;
+	a->errors += b->errors;
+	if (b->bytes != NUL)
+		a->bytes = a->bytes == NUL ? b->bytes : a->bytes + b->bytes;
+	if (b->dur != NUL)
+		a->dur = a->dur == NUL ? b->dur : a->dur + b->dur;
+	if (b->max != NUL && (a->max == NUL || b->max > a->max))
+		a->max = b->max;
+	if ((b->best_dur != NUL &&
+	     (a->best_dur == NUL || b->best_dur > a->best_dur)) ||
+	    (b->best_dur == a->best_dur && b->best_ts < a->best_ts)) {
+		a->best_dur = b->best_dur;
+		a->best_ts = b->best_ts;
+	}
+	/* b's leading NULL comms set async while a has none; then b's
+	 * least comm wins only if strictly less than a's. */
+	if (!b->comm_set) {
+		if (!a->comm_set)
+			a->async = b->async;
+	} else if (!a->comm_set ||
+		   (b->comm != a->comm &&
+		    strcmp(names->s[b->comm], names->s[a->comm]) < 0)) {
+		a->comm = b->comm;
+		a->comm_set = 1;
+		a->async = b->async;
+	}
 }
 
 /* cuda_memcpy's columns that the pass reads. */
@@ -810,48 +849,61 @@ static int sync_is_one(sqlite3 *db, sqlite3_value *sync, int *yes)
 	return rc;
 }
 
-/* Reads every copy and folds it: a direct walk of cuda_memcpy (the rows
- * "SELECT ... FROM cuda_memcpy" gives, in the same order).  Returns
- * SQLITE_OK or an error code with *err set. */
-static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
-		       enum mh_table t, sqlite3_value *sync, char **err)
+/* One walker's share of the copies: catalog segments [first, end),
+ * folded into groups and calls of its own (names interned in its own
+ * table), merged in segment order afterwards. */
+struct part {
+	struct gr_qctx *q;
+	const struct allocs *al;
+	enum mh_table t;
+	int all;		/* memcpy_pageable: blocking calls too */
+	int first, end;
+	int col[NK];
+	uint64_t need;
+	struct strtab names;
+	struct groups gs;
+	struct top top;
+	int rc;			/* 0 or -ENOMEM */
+	pthread_t th;
+	int started;
+};
+
+static void part_free(struct part *p)
 {
-	int tab = gr_table__find("cuda_memcpy"), col[NK], all = 1, rc;
-	uint64_t need = 0, seq = 0;
+	strtab_free(&p->names);
+	groups_free(&p->gs);
+	sqlite3_free(p->top.c);
+	memset(&p->top, 0, sizeof(p->top));
+}
+
+/* Walks p's segments of cuda_memcpy (the rows "SELECT ... FROM
+ * cuda_memcpy" gives there, in the same order) and folds every copy. */
+static int walk_part(struct part *p)
+{
+	const int *col = p->col;
+	uint64_t n = 0;
 	struct dictmap dm = { 0 };
 	uint8_t *sides_of = NULL;
 	size_t nsides = 0;
+	int rc;
 
-	for (int i = 0; i < NK; i++) {
-		col[i] = tab < 0 ? -1 : gr_table__col(&gr_tables[tab],
-						      k_name[i]);
-		if (col[i] < 0) {
-			*err = sqlite3_mprintf("cuda_memcpy has no column %s",
-					       k_name[i]);
-			return SQLITE_ERROR;
-		}
-		need |= 1ull << col[i];
-	}
-	if (t == T_PAGEABLE && (rc = sync_is_one(db, sync, &all)) != SQLITE_OK) {
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-		return rc;
-	}
-	struct gr_evwalk *w = gr_evwalk__open(q, "cuda_memcpy", need);
-	if (!w) {
-		*err = sqlite3_mprintf("out of memory reading cuda_memcpy");
-		return SQLITE_NOMEM;
-	}
+	struct gr_evwalk *w = gr_evwalk__open(p->q, "cuda_memcpy", p->need,
+					      p->first, p->end);
+	if (!w)
+		return -ENOMEM;
 	const struct cursor *r = gr_evwalk__cursor(w);
 #define V(i) (gr_evrow__null(r, col[i]) ? NUL : gr_evrow__int(r, col[i]))
 	while ((rc = gr_evwalk__next(w)) == 1) {
 		struct call k;
 		int64_t async = V(K_ASYNC);
-		if (t == T_PAGEABLE && async != 1 && !all)
+		/* Read order across parts: segment, then row. */
+		uint64_t seq = (uint64_t)gr_evwalk__segment(w) << 40 | n++;
+		if (p->t == T_PAGEABLE && async != 1 && !p->all)
 			continue; /* WHERE async = 1 OR ?1 = 1 */
 		const struct gr_dict *d = gr_evwalk__dict(w);
-		int32_t kind = row_name(&c->names, &dm, d, r, col[K_KIND]);
+		int32_t kind = row_name(&p->names, &dm, d, r, col[K_KIND]);
 		int sides = kind < -1 ? -ENOMEM :
-			    kind_sides(&c->names, &sides_of, &nsides, kind);
+			    kind_sides(&p->names, &sides_of, &nsides, kind);
 		int64_t src = V(K_SRC), dst = V(K_DST);
 		enum mem sm = M_NONE, dmem = M_NONE;
 
@@ -863,11 +915,11 @@ static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
 		k.pid = V(K_PID);
 		k.ts = V(K_TS);
 		if ((sides & 2) && src != NUL && src != 0)
-			sm = classify(&c->al, k.pid, src, k.ts);
+			sm = classify(p->al, k.pid, src, k.ts);
 		if ((sides & 4) && dst != NUL && dst != 0)
-			dmem = classify(&c->al, k.pid, dst, k.ts);
+			dmem = classify(p->al, k.pid, dst, k.ts);
 		int pageable = sm == M_PAGEABLE || dmem == M_PAGEABLE;
-		if (t == T_BLOCKING) {
+		if (p->t == T_BLOCKING) {
 			if (async == 0)
 				k.why = 0;
 			else if (pageable)
@@ -888,18 +940,19 @@ static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
 		k.dst = dst;
 		k.err = !gr_evrow__null(r, col[K_RET]) &&
 			gr_evrow__int(r, col[K_RET]) != 0;
-		k.seq = seq++;
-		k.comm = row_name(&c->names, &dm, d, r, col[K_COMM]);
-		k.api = row_name(&c->names, &dm, d, r, col[K_API]);
+		k.seq = seq;
+		k.comm = row_name(&p->names, &dm, d, r, col[K_COMM]);
+		k.api = row_name(&p->names, &dm, d, r, col[K_API]);
 		k.kind = kind;
 		if (k.comm < -1 || k.api < -1) {
 			rc = -ENOMEM;
 			break;
 		}
 		int64_t key[3] = { k.pid, k.tid, k.why };
-		if (t == T_PAGEABLE)
+		if (p->t == T_PAGEABLE)
 			key[1] = k.api, key[2] = k.kind;
-		if (fold(c, key, &k) || top_offer(&c->top, &k)) {
+		if (fold(&p->gs, &p->names, key, &k) ||
+		    top_offer(&p->top, &k)) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -908,6 +961,141 @@ static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
 	sqlite3_free(dm.id);
 	sqlite3_free(sides_of);
 	gr_evwalk__close(w);
+	return rc < 0 ? rc : 0;
+}
+
+static void *part_main(void *arg)
+{
+	struct part *p = arg;
+	p->rc = walk_part(p);
+	return NULL;
+}
+
+/* A part's name id in @names (-1 stays), or -2 (ENOMEM). */
+static int32_t remap(const int32_t *map, int32_t id)
+{
+	return id < 0 ? id : map[id];
+}
+
+/* Merges part @p (read after the parts merged before it) into @c. */
+static int merge_part(struct mh_cursor *c, const struct part *p,
+		      enum mh_table t)
+{
+	int32_t *map = gr_sq_calloc(p->names.n, sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	int rc = 0;
+	for (size_t i = 0; i < p->names.n && !rc; i++)
+		if ((map[i] = intern(&c->names, p->names.s[i])) < 0)
+			rc = -ENOMEM;
+	for (size_t i = 0; i < p->gs.n && !rc; i++) {
+		struct group b = p->gs.g[i];
+		if (t == T_PAGEABLE) {
+			b.key[1] = remap(map, (int32_t)b.key[1]);
+			b.key[2] = remap(map, (int32_t)b.key[2]);
+		}
+		b.comm = remap(map, b.comm);
+		struct group *a = group_get(&c->gs, b.key);
+		if (!a)
+			rc = -ENOMEM;
+		else
+			group_merge(a, &b, &c->names);
+	}
+	for (size_t i = 0; i < p->top.n && !rc; i++) {
+		struct call k = p->top.c[i];
+		k.comm = remap(map, k.comm);
+		k.api = remap(map, k.api);
+		k.kind = remap(map, k.kind);
+		rc = top_offer(&c->top, &k);
+	}
+	sqlite3_free(map);
+	return rc;
+}
+
+/* How many walkers: GPUREC_SCAN_THREADS (1 to 64) where set, else the
+ * CPUs online, at most 8.  Returns 0 where the variable is not such a
+ * number. */
+static int walkers(void)
+{
+	const char *e = getenv("GPUREC_SCAN_THREADS");
+	char *end;
+	long n;
+
+	if (e && *e) {
+		n = strtol(e, &end, 10);
+		return *end || n < 1 || n > 64 ? 0 : (int)n;
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+/* Reads every copy and folds it: the catalog cut into runs of segments
+ * with about equal events (gr_vtab__split), each walked by a thread of
+ * its own (the first by this one), their groups and calls merged in
+ * segment order, so that every tie falls as one walk in read order
+ * would.  Returns SQLITE_OK or an error code with *err set. */
+static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
+		       enum mh_table t, sqlite3_value *sync, char **err)
+{
+	int tab = gr_table__find("cuda_memcpy"), col[NK], all = 1, rc = 0;
+	uint64_t need = 0;
+
+	for (int i = 0; i < NK; i++) {
+		col[i] = tab < 0 ? -1 : gr_table__col(&gr_tables[tab],
+						      k_name[i]);
+		if (col[i] < 0) {
+			*err = sqlite3_mprintf("cuda_memcpy has no column %s",
+					       k_name[i]);
+			return SQLITE_ERROR;
+		}
+		need |= 1ull << col[i];
+	}
+	if (t == T_PAGEABLE && (rc = sync_is_one(db, sync, &all)) != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		return rc;
+	}
+	int n = walkers(), cut[65];
+	if (!n) {
+		*err = sqlite3_mprintf("GPUREC_SCAN_THREADS=%s: not a number "
+				       "from 1 to 64",
+				       getenv("GPUREC_SCAN_THREADS"));
+		return SQLITE_ERROR;
+	}
+	n = gr_vtab__split(q, q->since, q->until, n, cut);
+	struct part *parts = gr_sq_calloc((size_t)n, sizeof(*parts));
+	if (!parts) {
+		*err = sqlite3_mprintf("out of memory reading cuda_memcpy");
+		return SQLITE_NOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct part *p = &parts[i];
+		p->q = q;
+		p->al = &c->al;
+		p->t = t;
+		p->all = all;
+		p->first = cut[i];
+		p->end = cut[i + 1];
+		memcpy(p->col, col, sizeof(col));
+		p->need = need;
+		p->top.limit = c->top.limit;
+	}
+	/* A thread that cannot start leaves its part to this one. */
+	for (int i = 1; i < n; i++)
+		parts[i].started = pthread_create(&parts[i].th, NULL,
+						  part_main, &parts[i]) == 0;
+	parts[0].rc = walk_part(&parts[0]);
+	for (int i = 1; i < n; i++) {
+		if (parts[i].started)
+			pthread_join(parts[i].th, NULL);
+		else
+			parts[i].rc = walk_part(&parts[i]);
+	}
+	for (int i = 0; i < n && !rc; i++)
+		if ((rc = parts[i].rc) == 0)
+			rc = merge_part(c, &parts[i], t);
+	for (int i = 0; i < n; i++)
+		part_free(&parts[i]);
+	sqlite3_free(parts);
 	if (rc == 0)
 		return SQLITE_OK;
 	*err = sqlite3_mprintf("out of memory reading cuda_memcpy");

@@ -277,8 +277,10 @@ static int next_segment(struct cursor *c)
 	const char *host = c->host_eq ? c->host_eq : q->host;
 	char *err = NULL;
 
+	int end = c->si_end ? c->si_end : q->cat.nsegs;
+
 	retire_segment(c);
-	while (++c->si < q->cat.nsegs) {
+	while (++c->si < end) {
 		if (c->parked && c->si == c->parked_si &&
 		    !strcmp(gr_segment__info(c->parked)->path,
 			    q->cat.segs[c->si].path)) {
@@ -363,7 +365,7 @@ static int next_block(struct cursor *c)
 			if (rc == 0) {
 				if (++c->mi >= c->vt->nmembers)
 					return 0;
-				c->si = -1;
+				c->si = c->si_first - 1;
 				continue;
 			}
 		}
@@ -383,7 +385,7 @@ static int next_block(struct cursor *c)
 		}
 		block_columns(c, c->vt->members[c->mi], &b);
 		c->dict = gr_segment__dict(c->seg);
-		c->vt->q->blocks_read++;
+		__atomic_add_fetch(&c->vt->q->blocks_read, 1, __ATOMIC_RELAXED);
 		c->block_id = b.id;
 		c->nrows = b.nrows;
 		c->row = 0;
@@ -467,7 +469,7 @@ void gr_evscan__restart(struct cursor *c)
 {
 	park_segment(c);
 	c->mi = 0;
-	c->si = -1;
+	c->si = c->si_first - 1;
 	c->row = c->nrows = 0;
 	c->sel = NULL;
 	c->nsel = c->isel = 0;
@@ -673,7 +675,7 @@ struct gr_evwalk {
 };
 
 struct gr_evwalk *gr_evwalk__open(struct gr_qctx *q, const char *table,
-				  uint64_t need)
+				  uint64_t need, int first, int end)
 {
 	int t = gr_table__find(table);
 	if (t < 0 || !(gr_tables[t].flags & GR_TF_EVENT)) {
@@ -691,6 +693,8 @@ struct gr_evwalk *gr_evwalk__open(struct gr_qctx *q, const char *table,
 		return NULL;
 	}
 	c->need = need & (~0ull >> (64 - gr_tables[t].ncols));
+	c->si_first = first > 0 ? first : 0;
+	c->si_end = end > 0 ? end : 0;
 	session_filters(c);
 	for (int i = 0; i < c->nf; i++)
 		c->need |= 1ull << c->f[i].col;
@@ -711,6 +715,11 @@ int gr_evwalk__next(struct gr_evwalk *w)
 	}
 	w->started = 1;
 	return gr_evscan__seek(c);
+}
+
+int gr_evwalk__segment(const struct gr_evwalk *w)
+{
+	return w->c.si;
 }
 
 const struct gr_dict *gr_evwalk__dict(const struct gr_evwalk *w)

@@ -68,6 +68,9 @@ struct cursor {
 	int eof;
 
 	struct grouped *g;            /* non-NULL: emitting rows grouped */
+	/* A direct walk's share of the catalog: segments [si_first,
+	 * si_end) (si_end 0: to the last). */
+	int si_first, si_end;
 };
 
 /* vt_event.c: the row walk grouped emission drives. */
@@ -106,12 +109,18 @@ int64_t gr_grouped__rowid(const struct grouped *g);
  * and stays valid until gr_evwalk__close().  Unreadable segments and
  * blocks are skipped with the same warnings as any query's. */
 struct gr_evwalk;
-/* Walks table (an event table's name), decoding the columns in need (bit
- * i: column i).  Returns NULL with errno set (EINVAL: no such table). */
+/* Walks table (an event table's name) in catalog segments [first, end)
+ * (end 0: to the last), decoding the columns in need (bit i: column i).
+ * Walks of disjoint segments may run in threads of their own, one walk
+ * each (gr_vtab__split() cuts the catalog).  Returns NULL with errno set
+ * (EINVAL: no such table). */
 struct gr_evwalk *gr_evwalk__open(struct gr_qctx *q, const char *table,
-				  uint64_t need);
+				  uint64_t need, int first, int end);
 /* Moves to the next row: 1, 0 at the end, or -ENOMEM. */
 int gr_evwalk__next(struct gr_evwalk *w);
+/* The catalog index of the row's segment: rows come by segment, in
+ * catalog order, then in the order a query reads them. */
+int gr_evwalk__segment(const struct gr_evwalk *w);
 const struct cursor *gr_evwalk__cursor(const struct gr_evwalk *w);
 const struct gr_dict *gr_evwalk__dict(const struct gr_evwalk *w);
 void gr_evwalk__close(struct gr_evwalk *w);

@@ -10,6 +10,7 @@
  * table's row count).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +18,18 @@
 #include "query/vtab.h"
 #include "store/scan.h"
 
+/* Walks of disjoint segments may warn from threads of their own. */
+static pthread_mutex_t warn_mu = PTHREAD_MUTEX_INITIALIZER;
+
 void gr_vtab__warn(struct gr_qctx *q, int si, const char *fmt, ...)
 {
 	va_list ap;
+	pthread_mutex_lock(&warn_mu);
 	if (si >= 0 && q->warned) {
-		if (q->warned[si])
+		if (q->warned[si]) {
+			pthread_mutex_unlock(&warn_mu);
 			return;
+		}
 		q->warned[si] = 1;
 	}
 	q->warnings++;
@@ -31,6 +38,7 @@ void gr_vtab__warn(struct gr_qctx *q, int si, const char *fmt, ...)
 	vfprintf(q->warn, fmt, ap);
 	va_end(ap);
 	fprintf(q->warn, "; answering from the other segments\n");
+	pthread_mutex_unlock(&warn_mu);
 }
 
 /* Declares a virtual table's columns from the schema. */
@@ -87,13 +95,52 @@ int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 		free(err);
 		return 0;
 	}
-	q->segments_opened++;
+	__atomic_add_fetch(&q->segments_opened, 1, __ATOMIC_RELAXED);
 	if (host && strcmp(gr_segment__info(s)->host, host) != 0) {
 		gr_segment__close(s);
 		return 0;
 	}
 	*out = s;
 	return 1;
+}
+
+int gr_vtab__split(const struct gr_qctx *q, int64_t lo, int64_t hi, int n,
+		   int *cut)
+{
+	double total = 0, sealed = 0, open = 0;
+	int nsealed = 0;
+
+	for (int si = 0; si < q->cat.nsegs; si++) {
+		const struct gr_catalog_seg *cs = &q->cat.segs[si];
+		if (!manifest_may_match(q, si, lo, hi, q->host))
+			continue;
+		if (cs->sealed) {
+			sealed += (double)cs->m->events;
+			nsealed++;
+		} else {
+			open++;
+		}
+	}
+	/* A live segment has no manifest line: as heavy as a sealed one on
+	 * average (1 where there is none). */
+	double live = nsealed ? sealed / nsealed : 1;
+	total = sealed + open * live;
+	int runs = 0;
+	double acc = 0;
+	cut[0] = 0;
+	for (int si = 0; si < q->cat.nsegs && runs < n - 1; si++) {
+		const struct gr_catalog_seg *cs = &q->cat.segs[si];
+		if (!manifest_may_match(q, si, lo, hi, q->host))
+			continue;
+		acc += cs->sealed ? (double)cs->m->events : live;
+		/* Cut after si once the runs so far hold their shares, if
+		 * events are left for the next. */
+		if (acc >= total * (runs + 1) / n && acc < total &&
+		    si + 1 < q->cat.nsegs)
+			cut[++runs] = si + 1;
+	}
+	cut[++runs] = q->cat.nsegs;
+	return runs;
 }
 
 /* window_since(), window_until(): the --since/--until bounds in ns (as

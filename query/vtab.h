@@ -40,6 +40,14 @@ int gr_vtab__may_match(const struct gr_qctx *q, int si, int64_t lo,
 int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 			  const char *host, struct gr_segment **out);
 
+/* Cuts the catalog into at most n runs of consecutive segments holding
+ * about equal shares of the events that a scan of [lo, hi] on q's host
+ * may read (by the segments' manifest lines; a live segment counts as an
+ * average sealed one): run i is segments [cut[i], cut[i + 1]).  cut has
+ * n + 1 elements.  Returns the number of runs (1 to n). */
+int gr_vtab__split(const struct gr_qctx *q, int64_t lo, int64_t hi, int n,
+		   int *cut);
+
 /* Declares a virtual table's columns from the schema. */
 int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab);
 

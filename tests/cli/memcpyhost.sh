@@ -233,6 +233,61 @@ eq "the 5 ms ties: a thread's ts is its earliest longest call's" \
 eq "alpha: every copy at its base's allocation's own ts is pageable" \
 	"$(g --host alpha report memcpy-pageable --param limit=100000 | grep -c '^call,.*,cudaMemcpyAsync,H2D,1,1,64,')" \
 	"$(grep -c 'bytes=64' "$T/a.tsv")"
+# Many segments: the copies are cut into runs of segments, each walked by
+# a thread of its own, and merged in segment order.  The same rows
+# written 1,500 events to a segment give the same reports for any number
+# of walkers (GPUREC_SCAN_THREADS), equal to --raw and to the
+# one-segment recordings'.
+synth --data "$T/alpha_r" --host alpha --block-rows 256 --rotate-every 1500 --rows "$T/a.tsv"
+synth --data "$T/beta_r" --host beta --block-rows 256 --rotate-every 1500 --rows "$T/b.tsv"
+R=(--data "$T/alpha_r" --data "$T/beta_r")
+eq "rotated: the recordings hold 20 or more segments" \
+	"$(ls "$T"/alpha_r/*.seg "$T"/beta_r/*.seg | wc -l | awk '{ print ($1 >= 20) ? "many" : $1 }')" many
+for r in "memcpy-sync syncall" "memcpy-pageable page1all"; do
+	set -- $r
+	p=(--param limit=100000)
+	[ "$1" = memcpy-pageable ] && p+=(--param sync=1)
+	"$GPUREC" "${R[@]}" --format csv report "$1" "${p[@]}" --raw 2>>"$T/err" | tr -d '\r' >"$T/rot.raw"
+	for th in 1 2 3 8; do
+		GPUREC_SCAN_THREADS=$th "$GPUREC" "${R[@]}" --format csv report "$1" "${p[@]}" 2>>"$T/err" | tr -d '\r' >"$T/rot.$th"
+		eq "rotated: $1, $th walkers: --raw's rows and the one-segment recordings'" \
+			"$(cmp -s "$T/rot.$th" "$T/rot.raw" && echo raw) $(cmp -s "$T/rot.$th" "$T/out.whole.$2" && echo same)" "raw same"
+	done
+done
+
+for v in 0 65 two; do
+	eq "GPUREC_SCAN_THREADS=$v: one line, exit 1" \
+		"$(GPUREC_SCAN_THREADS=$v "$GPUREC" "${R[@]}" --format csv report memcpy-sync 2>&1; echo "rc $?")" \
+		"gpurec: SQL error: GPUREC_SCAN_THREADS=$v: not a number from 1 to 64
+rc 1"
+done
+
+# Ties across the walkers' runs, in one process (pid 777, no allocation:
+# every copy pageable), two copies to a segment: 8 copies at one ts with
+# one duration.  Calls list in read order; a group's comm is its least,
+# with the async of the first row that has it (row 6, not the last row,
+# which follows only NULL comms), as
+# SQLite's min() and one walk in read order give.
+{
+	i=0
+	for row in "1 - 0" "1 - 1" "1 zeta 0" "1 beta 1" "2 beta 0" "2 alpha 0" "2 - 0" "2 - 1"; do
+		read -r tid comm async <<<"$row"
+		i=$((i + 1))
+		printf 'cuda_memcpy\tts=%s\tpid=777\ttid=%s\tapi=cudaMemcpyAsync\tkind=H2D\tasync=%s\tdur=500\tbytes=%s\tret=0\tsrc=805306368%s\n' \
+			"$(at 60000000000)" "$tid" "$async" "$i" "$([ "$comm" = - ] || printf '\tcomm=%s' "$comm")"
+	done
+} >"$T/ties.tsv"
+synth --data "$T/ties" --host gamma --rotate-every 2 --rows "$T/ties.tsv"
+eq "ties: 4 segments" "$(ls "$T"/ties/*.seg | wc -l)" 4
+for th in 1 2 4; do
+	eq "ties, $th walkers: memcpy-pageable's sum (async of row 6) and calls in read order" \
+		"$(GPUREC_SCAN_THREADS=$th "$GPUREC" --data "$T/ties" --format csv report memcpy-pageable --param sync=1 --param limit=100 2>>"$T/err" | tr -d '\r' | tail -n +2 | cut -d, -f1-4,7,8,9 | tr '\n' ' ')" \
+		"sum,777,,alpha,0,8,36 call,777,1,,0,1,1 call,777,1,,1,1,2 call,777,1,zeta,0,1,3 call,777,1,beta,1,1,4 call,777,2,beta,0,1,5 call,777,2,alpha,0,1,6 call,777,2,,0,1,7 call,777,2,,1,1,8 "
+	eq "ties, $th walkers: memcpy-sync's thread rows (least comm) and calls in read order" \
+		"$(GPUREC_SCAN_THREADS=$th "$GPUREC" --data "$T/ties" --format csv report memcpy-sync --param limit=3 2>>"$T/err" | tr -d '\r' | tail -n +2 | cut -d, -f1-5,9,10 | tr '\n' ' ')" \
+		"thread,777,2,alpha,sync API,3,18 thread,777,1,beta,async on pageable,2,6 thread,777,1,zeta,sync API,2,4 thread,777,2,,async on pageable,1,8 call,777,1,,async on pageable,1,2 call,777,1,,sync API,1,1 call,777,1,zeta,sync API,1,3 "
+done
+
 # A cuda_memcpy block failing its checksum: the walk skips it with the
 # warning any query gives, and answers from the rest as --raw does.
 V="$T/bad"
