@@ -70,6 +70,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -766,6 +767,7 @@ static const char *const k_name[NK] = {
  * a copy's strings cost a lookup, not a hash of the text, per row. */
 struct dictmap {
 	const struct gr_dict *d;
+	int si;			/* the segment d belongs to */
 	int32_t *id;		/* by dictionary id: name id + 2, 0 unknown */
 	size_t n;
 };
@@ -780,8 +782,11 @@ static int32_t row_name(struct strtab *names, struct dictmap *m,
 		return -1;
 	int64_t id = gr_evrow__int(c, col);
 	uint32_t len;
-	if (m->d != d) {
+	/* By segment too: a dictionary freed early (the walk could not keep
+	 * it) may leave its address to the next one. */
+	if (m->d != d || m->si != c->si) {
 		m->d = d;
+		m->si = c->si;
 		if (m->id)
 			memset(m->id, 0, m->n * sizeof(*m->id));
 	}
@@ -882,7 +887,7 @@ static int walk_part(struct part *p)
 {
 	const int *col = p->col;
 	uint64_t n = 0;
-	struct dictmap dm = { 0 };
+	struct dictmap dm = { .si = -1 };
 	uint8_t *sides_of = NULL;
 	size_t nsides = 0;
 	int rc;
@@ -1013,8 +1018,8 @@ static int merge_part(struct mh_cursor *c, const struct part *p,
 }
 
 /* How many walkers: GPUREC_SCAN_THREADS (1 to 64) where set, else the
- * CPUs online, at most 8.  Returns 0 where the variable is not such a
- * number. */
+ * CPUs this process may run on, at most 8 (1 with a SQLite built without
+ * threads).  Returns 0 where the variable is not such a number. */
 static int walkers(void)
 {
 	const char *e = getenv("GPUREC_SCAN_THREADS");
@@ -1023,10 +1028,16 @@ static int walkers(void)
 
 	if (e && *e) {
 		n = strtol(e, &end, 10);
-		return *end || n < 1 || n > 64 ? 0 : (int)n;
+		if (*end || n < 1 || n > 64)
+			return 0;
+	} else {
+		cpu_set_t cpus;
+		n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ?
+		    CPU_COUNT(&cpus) : sysconf(_SC_NPROCESSORS_ONLN);
+		n = n < 1 ? 1 : n > 8 ? 8 : n;
 	}
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+	/* SQLite's allocator, which every walker uses, needs its mutexes. */
+	return sqlite3_threadsafe() ? (int)n : 1;
 }
 
 /* Reads every copy and folds it: the catalog cut into runs of segments
@@ -1090,11 +1101,13 @@ static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
 		else
 			parts[i].rc = walk_part(&parts[i]);
 	}
-	for (int i = 0; i < n && !rc; i++)
-		if ((rc = parts[i].rc) == 0)
+	/* Each part freed once merged: at most one part's groups and
+	 * calls beside the merged ones (--max-memory counts them). */
+	for (int i = 0; i < n; i++) {
+		if (!rc && (rc = parts[i].rc) == 0)
 			rc = merge_part(c, &parts[i], t);
-	for (int i = 0; i < n; i++)
 		part_free(&parts[i]);
+	}
 	sqlite3_free(parts);
 	if (rc == 0)
 		return SQLITE_OK;

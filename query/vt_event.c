@@ -686,6 +686,13 @@ struct gr_evwalk *gr_evwalk__open(struct gr_qctx *q, const char *table,
 	if (!w)
 		return NULL;
 	vtab_init(&w->vt, q, t);
+	/* A union's rows come member by member, each over the segments:
+	 * not in segment order, which a walk promises. */
+	if (w->vt.nmembers != 1) {
+		free(w);
+		errno = EINVAL;
+		return NULL;
+	}
 	struct cursor *c = &w->c;
 	c->vt = &w->vt;
 	if (!(c->scan = gr_scan__new())) {

@@ -109,11 +109,12 @@ int64_t gr_grouped__rowid(const struct grouped *g);
  * and stays valid until gr_evwalk__close().  Unreadable segments and
  * blocks are skipped with the same warnings as any query's. */
 struct gr_evwalk;
-/* Walks table (an event table's name) in catalog segments [first, end)
- * (end 0: to the last), decoding the columns in need (bit i: column i).
+/* Walks table (an event table's name, not a union such as cuda_api) in
+ * catalog segments [first, end) (end 0: to the last), decoding the
+ * columns in need (bit i: column i).
  * Walks of disjoint segments may run in threads of their own, one walk
  * each (gr_vtab__split() cuts the catalog).  Returns NULL with errno set
- * (EINVAL: no such table). */
+ * (EINVAL: no such table, or a union). */
 struct gr_evwalk *gr_evwalk__open(struct gr_qctx *q, const char *table,
 				  uint64_t need, int first, int end);
 /* Moves to the next row: 1, 0 at the end, or -ENOMEM. */
