@@ -256,6 +256,7 @@ static int restrict_others(uint64_t keep, int last, int *n, long *bad_tid)
 	long self = syscall(SYS_gettid), done[256];
 	pid_t pid = getpid();
 	int ndone = 0, alive = 0, sig = SIGRTMIN + 5, err = 0, fresh;
+	int listed_self = 0;
 	struct sigaction sa = { .sa_handler = on_restrict_signal,
 				.sa_flags = SA_RESTART }, old;
 	sigfillset(&sa.sa_mask);
@@ -273,6 +274,7 @@ static int restrict_others(uint64_t keep, int last, int *n, long *bad_tid)
 		fresh = 0;
 		while (!err && (de = readdir(dir))) {
 			long tid = strtol(de->d_name, NULL, 10);
+			listed_self |= tid == self;
 			int seen = tid <= 0 || tid == self;
 			for (int i = 0; !seen && i < ndone; i++)
 				seen = done[i] == tid;
@@ -295,6 +297,14 @@ static int restrict_others(uint64_t keep, int last, int *n, long *bad_tid)
 		closedir(dir);
 	} while (!err && fresh);
 	sigaction(sig, &old, NULL);
+	/* A /proc of another PID namespace (unshare --pid without a /proc
+	 * of its own) lists tids that tgkill does not know: each would pass
+	 * for a thread gone, left with its capabilities.  It does not list
+	 * this thread's tid either: fail closed. */
+	if (!err && !listed_self) {
+		err = -ESRCH;
+		*bad_tid = self;
+	}
 	*n = alive;
 	return err;
 }
@@ -447,8 +457,14 @@ int gr_sandbox__apply(const struct gr_sandbox_opts *o)
 	}
 	int last = last_cap(), bounding = !!(eff & BIT(CAP_SETPCAP));
 	if ((err = restrict_others(want, last, &nthreads, &bad_tid))) {
-		o->log("sandbox: cutting the capabilities of thread %ld: %s",
-		       bad_tid, strerror(-err));
+		if (bad_tid == syscall(SYS_gettid))
+			o->log("sandbox: /proc/self/task does not list this "
+			       "thread (%ld): /proc is another PID namespace's, "
+			       "so the other threads cannot be told apart",
+			       bad_tid);
+		else
+			o->log("sandbox: cutting the capabilities of thread "
+			       "%ld: %s", bad_tid, strerror(-err));
 		return err;
 	}
 	if ((err = restrict_thread(want, last))) {

@@ -31,6 +31,8 @@
 # (exiting) the sandbox applied while a joined thread is still exiting
 #     (tests/host/sandbox_exiting.c): that thread is neither counted nor
 #     waited for, 20 times in a row.
+# (pidns) under a PID namespace whose /proc is the outer one's, the
+#     sandbox fails rather than skip the threads it cannot signal.
 # Then the release binary is checked to call nothing that goes through
 # NSS (getpw*, getaddrinfo...: LDAP, DNS).
 # shellcheck disable=SC2034,SC2154 # SUITE is lib.sh's
@@ -285,6 +287,17 @@ halt 4
 eq "(exiting) 20 sandboxes applied beside a thread still exiting: each counts 1 thread" \
 	"$(for _ in $(seq 20); do "$EXITING" 2>&1; done | sort | uniq -c | sed 's/^ *//')" \
 	"20 0 (1 thread;"
+
+# ---- (pidns) a /proc of another PID namespace -------------------------------
+# Under unshare --pid without a /proc of its own, /proc/self/task lists the
+# outer namespace's tids, unknown to tgkill here: before, each passed for a
+# thread gone, and a live one kept its capabilities ("0 (1 thread;").
+eq "(pidns) a live second thread beside the exiting one is counted" \
+	"$("$EXITING" --live 2>&1)" "0 (2 threads;"
+eq "(pidns) under unshare --pid with the outer /proc: the sandbox fails, naming why" \
+	"$(unshare --pid --fork "$EXITING" --live 2>&1)" \
+	"sandbox: /proc/self/task does not list this thread (1): /proc is another PID namespace's, so the other threads cannot be told apart
+-3 (no thread line)"
 
 # ---- NSS: nothing in gpurecd resolves names ---------------------------------
 NSS='^(getpw|getgr|getsp|getsg|getaddrinfo|getnameinfo|gethostby|gethostent|getservby|getservent|getprotoby|getprotoent|getnetby|getnetent|getrpc|initgroups|getgrouplist|innetgr|setnetgrent|getnetgrent|getlogin|cuserid|ether_(hostton|ntohost|line)|getaliasby|res_n?(query|search|send|init|mkquery)|__res_|gai_|nss_|__nss)'

@@ -17,7 +17,13 @@
  * the scheduler; tests/host/sandbox.sh runs this 20 times.
  *
  * Prints the apply's result and the thread count it logged, e.g.
- * "0 (1 thread;"; exits 0 when that is the answer. */
+ * "0 (1 thread;"; exits 0 when that is the answer.
+ *
+ * With --live, a second thread stays alive (blocked) beside the exiting
+ * one: "0 (2 threads;".  Under `unshare --pid --fork` without a /proc of
+ * its own, /proc lists the outer namespace's tids, which tgkill here does
+ * not know: the sandbox must fail rather than take the live thread for
+ * one gone and leave it its capabilities. */
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -32,6 +38,16 @@
 
 static char counted[64] = "(no thread line)";
 static int listener;
+static int live_fd[2];
+
+static void *live(void *arg)
+{
+	char c;
+	(void)arg;
+	while (read(live_fd[0], &c, 1) < 0)
+		;
+	return NULL;
+}
 
 static void log_line(const char *fmt, ...)
 {
@@ -69,8 +85,15 @@ static void *lingering_exit(void *arg)
 	return NULL; /* the thread's exit closes s */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int with_live = argc > 1 && !strcmp(argv[1], "--live");
+	pthread_t lt;
+	if (with_live && (pipe(live_fd) < 0 ||
+			  pthread_create(&lt, NULL, live, NULL))) {
+		fprintf(stderr, "sandbox_exiting: live thread failed\n");
+		return 2;
+	}
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	listener = socket(AF_INET, SOCK_STREAM, 0);
@@ -88,5 +111,6 @@ int main(void)
 	struct gr_sandbox_opts o = { .log = log_line, .data_dir = "/" };
 	int r = gr_sandbox__apply(&o);
 	printf("%d %s\n", r, counted);
-	return r == 0 && !strcmp(counted, "(1 thread;") ? 0 : 1;
+	return r == 0 && !strcmp(counted, with_live ? "(2 threads;" :
+				 "(1 thread;") ? 0 : 1;
 }
