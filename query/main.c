@@ -268,7 +268,7 @@ static sqlite3 *open_db(struct gr_qctx *q, struct auth *au)
 	if (rc == SQLITE_OK && q)
 		rc = gr_graph_views__create(db);
 	if (rc == SQLITE_OK && q)
-		rc = gr_nccl_fleet__register(db);
+		rc = gr_nccl_fleet__register(db, q);
 	if (rc == SQLITE_OK && q)
 		rc = gr_memcpy_host__register(db, q);
 	if (rc != SQLITE_OK)

@@ -8,9 +8,11 @@
  * (comm_id, seq, host), or a lag() window and a self-join: SQLite sorts
  * every nccl row once per window and once more for the GROUP BY, and
  * percentile() keeps each rank's values again; over 8 hosts x 1 minute
- * (1.1 million calls) that took 12 s.  Here the calls are read once
- * through the nccl table (so --since, --until, --pid and --host hold as
- * they do for any query) into one record each; a hash gives each group (a
+ * (1.1 million calls) that took 12 s.  Here the calls are read once,
+ * walked from the nccl blocks (vt_event.h: the rows the nccl table gives,
+ * under the same --since, --until, --pid and --host, without SQLite's
+ * calls per row and column, which were three quarters of the time), into
+ * one record each; a hash gives each group (a
  * collective, a rank, a process's repeats of one call) an id and a
  * counting pass gathers the records by it (moving each once: sorting the
  * records moved each log n times and took half the time), and each group
@@ -54,6 +56,7 @@
 
 #include "query/nccl_fleet.h"
 #include "query/sqlmem.h"
+#include "query/vt_event.h"
 
 /* The collectives that have a seq shared by every rank: the reports'
  * --raw halves filter on the same list. */
@@ -155,65 +158,112 @@ static int renumber_names(struct nccl_load *l)
 	return 0;
 }
 
-/* Reads the collectives of the nccl table into @l.  Returns SQLITE_OK, or
- * an SQLite error code with *err set (sqlite3_malloc'd). */
-static int load(sqlite3 *db, struct nccl_load *l, char **err)
+/* The nccl table's column @name, or -1. */
+static int nccl_col(const char *name)
 {
-	static const char sql[] =
-		"SELECT comm_id, seq, host, pid, rank, nranks, ts, op, bytes "
-		"FROM nccl WHERE seq IS NOT NULL AND comm_id IS NOT NULL "
-		"AND +op IN " COLLECTIVE_OPS;
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-	int hhint = -1, ohint = -1;
+	return gr_table__col(&gr_tables[GR_T_nccl], name);
+}
 
-	if (rc != SQLITE_OK) {
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-		return rc;
+/* The text of string column @col of @c's row (NULL for NULL, or an id
+ * its dictionary lacks, as the table gives it). */
+static const char *row_str(const struct cursor *c, int col)
+{
+	uint32_t len;
+	if (gr_evrow__null(c, col))
+		return NULL;
+	return gr_dict__str(c->dict, gr_evrow__int(c, col), &len);
+}
+
+static int is_collective(const char *op)
+{
+	static const char *const ops[] = {
+		"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+		"Reduce", "AllToAll",
+	};
+	for (size_t i = 0; op && i < sizeof(ops) / sizeof(*ops); i++)
+		if (!strcmp(op, ops[i]))
+			return 1;
+	return 0;
+}
+
+/* Reads the collectives of the nccl table into @l: the rows of "SELECT
+ * comm_id, seq, host, pid, rank, nranks, ts, op, bytes FROM nccl WHERE seq
+ * IS NOT NULL AND comm_id IS NOT NULL AND +op IN " COLLECTIVE_OPS, in its
+ * order, walked from the blocks (vt_event.h), not through SQLite, whose
+ * calls per row and column were most of the time.  Returns SQLITE_OK,
+ * or an SQLite error code with *err set (sqlite3_malloc'd). */
+static int load(struct gr_qctx *q, struct nccl_load *l, char **err)
+{
+	enum { C_COMM, C_SEQ, C_PID, C_RANK, C_NRANKS, C_TS, C_OP, C_BYTES,
+	       NC };
+	static const char *const name[NC] = {
+		"comm_id", "seq", "pid", "rank", "nranks", "ts", "op", "bytes",
+	};
+	int col[NC], hhint = -1, ohint = -1, rc;
+	uint64_t need = 0;
+
+	for (int i = 0; i < NC; i++) {
+		if ((col[i] = nccl_col(name[i])) < 0) {
+			*err = sqlite3_mprintf("nccl has no column %s", name[i]);
+			return SQLITE_ERROR;
+		}
+		need |= 1ull << col[i];
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	struct gr_evwalk *w = gr_evwalk__open(q, "nccl", need, 0, 0);
+	if (!w) {
+		*err = sqlite3_mprintf("out of memory reading nccl");
+		return SQLITE_NOMEM;
+	}
+	const struct cursor *r = gr_evwalk__cursor(w);
+#define I(i) (gr_evrow__null(r, col[i]) ? NUL : gr_evrow__int(r, col[i]))
+	while ((rc = gr_evwalk__next(w)) == 1) {
+		if (gr_evrow__null(r, col[C_SEQ]) ||
+		    gr_evrow__null(r, col[C_COMM]))
+			continue;
+		const char *op = row_str(r, col[C_OP]);
+		if (!is_collective(op))
+			continue;
 		if (l->n == l->cap) {
 			size_t cap = l->cap ? 2 * l->cap : 65536;
 			struct arrival *p = sqlite3_realloc64(l->a, cap * sizeof(*p));
 			if (!p) {
-				rc = SQLITE_NOMEM;
+				rc = -ENOMEM;
 				break;
 			}
 			l->a = p;
 			l->cap = cap;
 		}
-		const char *host = (const char *)sqlite3_column_text(st, 2);
-		const char *op = (const char *)sqlite3_column_text(st, 7);
+		const char *host = gr_evwalk__host(w);
 		struct arrival *a = &l->a[l->n];
 
 		memset(a, 0, sizeof(*a));
 		hhint = intern(l, host ? host : "", hhint);
-		ohint = intern(l, op ? op : "", ohint);
+		ohint = intern(l, op, ohint);
 		if (hhint < 0 || ohint < 0) {
-			rc = SQLITE_NOMEM;
+			rc = -ENOMEM;
 			break;
 		}
-		a->comm = sqlite3_column_int64(st, 0);
-		a->seq = sqlite3_column_int64(st, 1);
+		a->comm = gr_evrow__int(r, col[C_COMM]);
+		a->seq = gr_evrow__int(r, col[C_SEQ]);
 		a->host = hhint;
-		a->pid = gr_sq_col_int(st, 3);
-		a->rank = gr_sq_col_int(st, 4);
-		a->nranks = gr_sq_col_int(st, 5);
-		a->ts = sqlite3_column_int64(st, 6);
+		a->pid = I(C_PID);
+		a->rank = I(C_RANK);
+		a->nranks = I(C_NRANKS);
+		a->ts = gr_evrow__null(r, col[C_TS]) ? 0 :
+			gr_evrow__int(r, col[C_TS]);
 		a->op = ohint;
-		a->bytes = gr_sq_col_int(st, 8);
+		a->bytes = I(C_BYTES);
 		l->n++;
 	}
-	if (rc == SQLITE_DONE)
-		rc = SQLITE_OK;
-	else if (rc == SQLITE_NOMEM)
+#undef I
+	gr_evwalk__close(w);
+	if (rc < 0) {
 		*err = sqlite3_mprintf("out of memory reading nccl");
-	else
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	if (rc == SQLITE_OK && renumber_names(l))
-		rc = SQLITE_NOMEM;
-	return rc;
+		return SQLITE_NOMEM;
+	}
+	if (renumber_names(l))
+		return SQLITE_NOMEM;
+	return SQLITE_OK;
 }
 
 /* Ids for keys of up to four words ((comm_id, seq) of a collective,
@@ -646,43 +696,51 @@ struct pace_row {
 /* Reads sum(dur), max(ts + dur) and min(ts) of every NCCL call per (host,
  * pid) into @m / *@t.  Returns SQLITE_OK, or an SQLite error code with
  * *err set. */
-static int load_times(sqlite3 *db, struct nccl_load *l, struct idmap *m,
-		      struct proc_time **t, char **err)
+static int load_times(struct gr_qctx *q, struct nccl_load *l,
+		      struct idmap *m, struct proc_time **t, char **err)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(db, "SELECT host, pid, ts, dur FROM nccl",
-				    -1, &st, NULL);
+	int cpid = nccl_col("pid"), cts = nccl_col("ts"), cdur = nccl_col("dur");
 	uint32_t cap = 0;
-	int hint = -1;
+	int hint = -1, rc;
 
-	if (rc != SQLITE_OK) {
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-		return rc;
+	if (cpid < 0 || cts < 0 || cdur < 0) {
+		*err = sqlite3_mprintf("nccl has no pid, ts or dur column");
+		return SQLITE_ERROR;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *host = (const char *)sqlite3_column_text(st, 0);
-		int64_t pid = gr_sq_col_int(st, 1), ts = sqlite3_column_int64(st, 2);
-		int64_t dur = gr_sq_col_int(st, 3);
-
+	/* "SELECT host, pid, ts, dur FROM nccl", walked (load()). */
+	struct gr_evwalk *w = gr_evwalk__open(
+		q, "nccl", 1ull << cpid | 1ull << cts | 1ull << cdur, 0, 0);
+	if (!w) {
+		*err = sqlite3_mprintf("out of memory reading nccl");
+		return SQLITE_NOMEM;
+	}
+	const struct cursor *r = gr_evwalk__cursor(w);
+	while ((rc = gr_evwalk__next(w)) == 1) {
+		const char *host = gr_evwalk__host(w);
 		/* A NULL pid never joins: its calls count for no rank. */
-		if (pid == NUL)
+		if (gr_evrow__null(r, cpid))
 			continue;
+		int64_t pid = gr_evrow__int(r, cpid);
+		int64_t ts = gr_evrow__null(r, cts) ? 0 : gr_evrow__int(r, cts);
+		int64_t dur = gr_evrow__null(r, cdur) ? NUL :
+			      gr_evrow__int(r, cdur);
+
 		if ((hint = intern(l, host ? host : "", hint)) < 0) {
-			rc = SQLITE_NOMEM;
+			rc = -ENOMEM;
 			break;
 		}
 		int64_t k[4] = { hint, pid, 0, 0 };
 		uint32_t before = m->n;
 		int64_t g = idmap_get(m, k);
 		if (g < 0) {
-			rc = SQLITE_NOMEM;
+			rc = -ENOMEM;
 			break;
 		}
 		if ((uint32_t)g == cap) {
 			cap = cap ? 2 * cap : 64;
 			struct proc_time *p = sqlite3_realloc64(*t, cap * sizeof(*p));
 			if (!p) {
-				rc = SQLITE_NOMEM;
+				rc = -ENOMEM;
 				break;
 			}
 			*t = p;
@@ -701,14 +759,12 @@ static int load_times(sqlite3 *db, struct nccl_load *l, struct idmap *m,
 			p->has_dur = 1;
 		}
 	}
-	if (rc == SQLITE_DONE)
-		rc = SQLITE_OK;
-	else if (rc == SQLITE_NOMEM)
+	gr_evwalk__close(w);
+	if (rc < 0) {
 		*err = sqlite3_mprintf("out of memory reading nccl");
-	else
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	return rc;
+		return SQLITE_NOMEM;
+	}
+	return SQLITE_OK;
 }
 
 /* Gaps between a process's repeats of one call, pooled per (comm_id, op,
@@ -969,9 +1025,15 @@ static const char *const table_ddl[] = {
 		   "in_nccl INTEGER, span INTEGER, arg HIDDEN INTEGER)",
 };
 
+struct nf_aux {
+	struct gr_qctx *q;
+	enum nccl_table t;
+};
+
 struct nf_vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
+	struct gr_qctx *q;
 	enum nccl_table t;
 };
 
@@ -990,7 +1052,8 @@ static int nf_connect(sqlite3 *db, void *aux, int argc,
 		      const char *const *argv, sqlite3_vtab **out, char **err)
 {
 	(void)argc, (void)argv, (void)err;
-	enum nccl_table t = (enum nccl_table)(intptr_t)aux;
+	const struct nf_aux *ax = aux;
+	enum nccl_table t = ax->t;
 	int rc = sqlite3_declare_vtab(db, table_ddl[t]);
 	struct nf_vtab *v;
 
@@ -1000,6 +1063,7 @@ static int nf_connect(sqlite3 *db, void *aux, int argc,
 		return SQLITE_NOMEM;
 	memset(v, 0, sizeof(*v));
 	v->db = db;
+	v->q = ax->q;
 	v->t = t;
 	*out = &v->base;
 	return SQLITE_OK;
@@ -1079,7 +1143,7 @@ static int nf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 	int rc;
 
 	cursor_reset(c);
-	rc = load(v->db, &c->l, &err);
+	rc = load(v->q, &c->l, &err);
 	if (rc != SQLITE_OK) {
 		sqlite3_free(v->base.zErrMsg);
 		v->base.zErrMsg = err;
@@ -1098,7 +1162,7 @@ static int nf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 		int64_t param = idx == 1 && argc == 1 &&
 				sqlite3_value_type(argv[0]) == SQLITE_INTEGER ?
 				sqlite3_value_int64(argv[0]) : 0;
-		rc = load_times(v->db, &c->l, &c->tm, &c->times, &err);
+		rc = load_times(v->q, &c->l, &c->tm, &c->times, &err);
 		if (rc != SQLITE_OK) {
 			sqlite3_free(v->base.zErrMsg);
 			v->base.zErrMsg = err;
@@ -1250,16 +1314,24 @@ static sqlite3_module nf_module = {
 	.xRowid = nf_rowid,
 };
 
-int gr_nccl_fleet__register(sqlite3 *db)
+int gr_nccl_fleet__register(sqlite3 *db, struct gr_qctx *q)
 {
-	int rc = sqlite3_create_module(db, "nccl_rank_skew", &nf_module,
-				       (void *)(intptr_t)T_SKEW);
+	static const char *const name[] = {
+		[T_SKEW] = "nccl_rank_skew",
+		[T_ARRIVAL] = "nccl_last_arrival",
+		[T_PACE] = "nccl_rank_pace",
+	};
+	int rc = SQLITE_OK;
 
-	if (rc == SQLITE_OK)
-		rc = sqlite3_create_module(db, "nccl_last_arrival", &nf_module,
-					   (void *)(intptr_t)T_ARRIVAL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_create_module(db, "nccl_rank_pace", &nf_module,
-					   (void *)(intptr_t)T_PACE);
+	for (int t = T_SKEW; rc == SQLITE_OK && t <= T_PACE; t++) {
+		struct nf_aux *ax = sqlite3_malloc(sizeof(*ax));
+		if (!ax)
+			return SQLITE_NOMEM;
+		ax->q = q;
+		ax->t = (enum nccl_table)t;
+		/* The destructor frees ax, also when this fails. */
+		rc = sqlite3_create_module_v2(db, name[t], &nf_module, ax,
+					      sqlite3_free);
+	}
 	return rc;
 }

@@ -4,9 +4,11 @@
 
 #include <sqlite3.h>
 
-/* Registers the eponymous tables nccl_rank_skew and nccl_last_arrival on
- * @db, which read its nccl table.  Returns SQLITE_OK, else the SQLite
- * error code. */
-int gr_nccl_fleet__register(sqlite3 *db);
+#include "query/vtab.h"
+
+/* Registers the eponymous tables nccl_rank_skew, nccl_last_arrival and
+ * nccl_rank_pace on @db, which walk the nccl rows of @q (as its nccl
+ * table has them).  Returns SQLITE_OK, else the SQLite error code. */
+int gr_nccl_fleet__register(sqlite3 *db, struct gr_qctx *q);
 
 #endif

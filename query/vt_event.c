@@ -729,6 +729,11 @@ int gr_evwalk__segment(const struct gr_evwalk *w)
 	return w->c.si;
 }
 
+const char *gr_evwalk__host(const struct gr_evwalk *w)
+{
+	return w->c.seg ? gr_segment__info(w->c.seg)->host : NULL;
+}
+
 const struct gr_dict *gr_evwalk__dict(const struct gr_evwalk *w)
 {
 	return w->c.dict;

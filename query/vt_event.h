@@ -124,6 +124,8 @@ int gr_evwalk__next(struct gr_evwalk *w);
 int gr_evwalk__segment(const struct gr_evwalk *w);
 const struct cursor *gr_evwalk__cursor(const struct gr_evwalk *w);
 const struct gr_dict *gr_evwalk__dict(const struct gr_evwalk *w);
+/* The row's host (the table's host column). */
+const char *gr_evwalk__host(const struct gr_evwalk *w);
 void gr_evwalk__close(struct gr_evwalk *w);
 
 /* Whether column col of c's row is NULL. */

@@ -192,6 +192,38 @@ for n in 0 2; do
 		"${ALL[@]}" --data "$T/p2p" --data "$T/multi" report rank-pace --param per_iter=$n
 done
 
+# The C tables walk the nccl blocks, not through SQLite: an nccl block
+# failing its checksum is skipped with the warnings --raw gives (one a
+# read of the block: rank-pace reads the table twice), and the rows equal
+# --raw's over the rest.
+V="$T/badnccl"
+cp -a "$T/host3" "$V"
+chattr -R -i "$V" 2>/dev/null
+seg=$(ls "$V"/*.seg | head -1)
+python3 - "$seg" <<'PY'
+import os, sqlite3, sys
+p = sys.argv[1]
+db = sqlite3.connect("file:" + p + "?immutable=1", uri=True)
+blob = db.execute("SELECT payload FROM blocks WHERE tbl = 'nccl' ORDER BY id LIMIT 1").fetchone()[0]
+db.close()
+data = bytearray(open(p, "rb").read())
+off = data.find(blob[:200])
+assert off > 0, "payload not found"
+os.chmod(p, 0o640)
+data[off + 100] ^= 0x01
+open(p, "wb").write(data)
+PY
+BAD=()
+for i in 0 1 2 4 5 6 7; do BAD+=(--data "$T/host$i"); done
+BAD+=(--data "$V")
+for r in nccl-skew nccl-arrivals rank-pace; do
+	"$GPUREC" --format csv "${BAD[@]}" report $r >"$T/bad.out" 2>"$T/bad.err"
+	"$GPUREC" --format csv "${BAD[@]}" report $r --raw >"$T/bad.raw" 2>"$T/bad.rawerr"
+	eq "$r over a block failing its checksum: --raw's rows and its warning" \
+		"$(cmp -s "$T/bad.out" "$T/bad.raw" && echo same) $(wc -l <"$T/bad.out" | awk '{ print ($1 > 2) ? "rows" : $1 }') $(diff "$T/bad.err" "$T/bad.rawerr" >/dev/null && grep -c "warning: $seg: block [0-9]* of nccl fails its checksum, skipped" "$T/bad.err" | awk '{ print ($1 >= 1) }')" \
+		"same rows 1"
+done
+
 # The C tables allocate through SQLite, so --max-memory caps them as it caps
 # SQLite's sorts: 1M calls (about 90 MB of records) under a 16M ceiling end
 # with the memory line and exit 1, not with the host's memory.
