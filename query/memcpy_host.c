@@ -563,11 +563,6 @@ static const int hidden_col[][2] = {
 
 static const char *const why_name[] = { "sync API", "async on pageable" };
 
-struct mh_aux {
-	struct gr_qctx *q;
-	enum mh_table t;
-};
-
 struct mh_vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
@@ -588,8 +583,8 @@ static int mh_connect(sqlite3 *db, void *aux, int argc,
 		      const char *const *argv, sqlite3_vtab **out, char **err)
 {
 	(void)argc, (void)argv, (void)err;
-	const struct mh_aux *ax = aux;
-	enum mh_table t = ax->t;
+	const struct gr_vtab_aux *ax = aux;
+	enum mh_table t = (enum mh_table)ax->t;
 	int rc = sqlite3_declare_vtab(db, table_ddl[t]);
 	struct mh_vtab *v;
 
@@ -678,48 +673,12 @@ static int is_side(const char *kind, const char *a, const char *b)
 	       !strcmp(kind, "default") || (b && !strcmp(kind, b));
 }
 
-/* Folds copy @k into its group of @gs (@names: its strings). */
-static int fold(struct groups *gs, const struct strtab *names,
-		const int64_t key[3], const struct call *k)
-{
-	struct group *g = group_get(gs, key);
-
-	if (!g)
-		return -ENOMEM;
-	g->copies++;
-	g->errors += k->err;
-	if (k->bytes != NUL)
-		g->bytes = g->bytes == NUL ? k->bytes : g->bytes + k->bytes;
-	if (k->dur != NUL) {
-		g->dur = g->dur == NUL ? k->dur : g->dur + k->dur;
-		if (g->max == NUL || k->dur > g->max)
-			g->max = k->dur;
-	}
-	/* row_number() = 1 by dur DESC (NULL last), ts. */
-	if (g->copies == 1 ||
-	    (k->dur != NUL && (g->best_dur == NUL || k->dur > g->best_dur)) ||
-	    (k->dur == g->best_dur && k->ts < g->best_ts)) {
-		g->best_dur = k->dur;
-		g->best_ts = k->ts;
-	}
-	/* min(comm), and the bare async beside it, as SQLite's min() step
-	 * loads the row: while no comm is set, every row; then a strictly
-	 * less comm. */
-	if (k->comm < 0) {
-		if (!g->comm_set)
-			g->async = k->async;
-	} else if (!g->comm_set ||
-		   (k->comm != g->comm &&
-		    strcmp(names->s[k->comm], names->s[g->comm]) < 0)) {
-		g->comm = k->comm;
-		g->comm_set = 1;
-		g->async = k->async;
-	}
-	return 0;
-}
-
 /* Merges group @b into @a, as folding b's rows after a's would (the
- * comm ids of both in @names). */
+ * comm ids of both in @names): NULL-aware sums and max; the longest call
+ * as row_number() = 1 by dur DESC (NULL last), ts, the earlier on a tie;
+ * min(comm), and the bare async beside it, as SQLite's min() step loads
+ * the row: while no comm is set, every row's; then a strictly less
+ * comm's. */
 static void group_merge(struct group *a, const struct group *b,
 			const struct strtab *names)
 {
@@ -741,8 +700,6 @@ static void group_merge(struct group *a, const struct group *b,
 		a->best_dur = b->best_dur;
 		a->best_ts = b->best_ts;
 	}
-	/* b's leading NULL comms set async while a has none; then b's
-	 * least comm wins only if strictly less than a's. */
 	if (!b->comm_set) {
 		if (!a->comm_set)
 			a->async = b->async;
@@ -753,6 +710,26 @@ static void group_merge(struct group *a, const struct group *b,
 		a->comm_set = 1;
 		a->async = b->async;
 	}
+}
+
+/* Folds copy @k into its group of @gs (@names: its strings): the merge
+ * of a group of that one row. */
+static int fold(struct groups *gs, const struct strtab *names,
+		const int64_t key[3], const struct call *k)
+{
+	struct group *g = group_get(gs, key);
+	struct group one = {
+		.copies = 1, .errors = k->err, .bytes = k->bytes,
+		.dur = k->dur, .max = k->dur, .best_dur = k->dur,
+		.best_ts = k->ts, .async = k->async,
+		.comm = k->comm, .comm_set = k->comm >= 0,
+	};
+
+	if (!g)
+		return -ENOMEM;
+	memcpy(one.key, key, sizeof(one.key));
+	group_merge(g, &one, names);
+	return 0;
 }
 
 /* cuda_memcpy's columns that the pass reads. */
@@ -1308,17 +1285,5 @@ int gr_memcpy_host__register(sqlite3 *db, struct gr_qctx *q)
 		[T_BLOCKING] = "memcpy_blocking",
 		[T_PAGEABLE] = "memcpy_pageable",
 	};
-	int rc = SQLITE_OK;
-
-	for (int t = T_BLOCKING; rc == SQLITE_OK && t <= T_PAGEABLE; t++) {
-		struct mh_aux *ax = sqlite3_malloc(sizeof(*ax));
-		if (!ax)
-			return SQLITE_NOMEM;
-		ax->q = q;
-		ax->t = (enum mh_table)t;
-		/* The destructor frees ax, also when this fails. */
-		rc = sqlite3_create_module_v2(db, name[t], &mh_module, ax,
-					      sqlite3_free);
-	}
-	return rc;
+	return gr_vtab__create_modules(db, &mh_module, name, 2, q);
 }

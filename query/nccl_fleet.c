@@ -58,11 +58,6 @@
 #include "query/sqlmem.h"
 #include "query/vt_event.h"
 
-/* The collectives that have a seq shared by every rank: the reports'
- * --raw halves filter on the same list. */
-#define COLLECTIVE_OPS "('AllReduce', 'AllGather', 'ReduceScatter', " \
-		       "'Broadcast', 'Reduce', 'AllToAll')"
-
 /* A NULL integer column: never a real pid, rank, nranks or byte count. */
 #define NUL GR_SQ_NULL
 
@@ -174,6 +169,8 @@ static const char *row_str(const struct cursor *c, int col)
 	return gr_dict__str(c->dict, gr_evrow__int(c, col), &len);
 }
 
+/* Whether op is one of the collectives that have a seq shared by every
+ * rank: the reports' --raw halves filter on the same list. */
 static int is_collective(const char *op)
 {
 	static const char *const ops[] = {
@@ -188,7 +185,7 @@ static int is_collective(const char *op)
 
 /* Reads the collectives of the nccl table into @l: the rows of "SELECT
  * comm_id, seq, host, pid, rank, nranks, ts, op, bytes FROM nccl WHERE seq
- * IS NOT NULL AND comm_id IS NOT NULL AND +op IN " COLLECTIVE_OPS, in its
+ * IS NOT NULL AND comm_id IS NOT NULL" whose op is_collective(), in its
  * order, walked from the blocks (vt_event.h), not through SQLite, whose
  * calls per row and column were most of the time.  Returns SQLITE_OK,
  * or an SQLite error code with *err set (sqlite3_malloc'd). */
@@ -1025,11 +1022,6 @@ static const char *const table_ddl[] = {
 		   "in_nccl INTEGER, span INTEGER, arg HIDDEN INTEGER)",
 };
 
-struct nf_aux {
-	struct gr_qctx *q;
-	enum nccl_table t;
-};
-
 struct nf_vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
@@ -1052,8 +1044,8 @@ static int nf_connect(sqlite3 *db, void *aux, int argc,
 		      const char *const *argv, sqlite3_vtab **out, char **err)
 {
 	(void)argc, (void)argv, (void)err;
-	const struct nf_aux *ax = aux;
-	enum nccl_table t = ax->t;
+	const struct gr_vtab_aux *ax = aux;
+	enum nccl_table t = (enum nccl_table)ax->t;
 	int rc = sqlite3_declare_vtab(db, table_ddl[t]);
 	struct nf_vtab *v;
 
@@ -1321,17 +1313,5 @@ int gr_nccl_fleet__register(sqlite3 *db, struct gr_qctx *q)
 		[T_ARRIVAL] = "nccl_last_arrival",
 		[T_PACE] = "nccl_rank_pace",
 	};
-	int rc = SQLITE_OK;
-
-	for (int t = T_SKEW; rc == SQLITE_OK && t <= T_PACE; t++) {
-		struct nf_aux *ax = sqlite3_malloc(sizeof(*ax));
-		if (!ax)
-			return SQLITE_NOMEM;
-		ax->q = q;
-		ax->t = (enum nccl_table)t;
-		/* The destructor frees ax, also when this fails. */
-		rc = sqlite3_create_module_v2(db, name[t], &nf_module, ax,
-					      sqlite3_free);
-	}
-	return rc;
+	return gr_vtab__create_modules(db, &nf_module, name, 3, q);
 }

@@ -41,6 +41,24 @@ void gr_vtab__warn(struct gr_qctx *q, int si, const char *fmt, ...)
 	pthread_mutex_unlock(&warn_mu);
 }
 
+int gr_vtab__create_modules(sqlite3 *db, const sqlite3_module *m,
+			    const char *const *names, int n,
+			    struct gr_qctx *q)
+{
+	int rc = SQLITE_OK;
+	for (int t = 0; rc == SQLITE_OK && t < n; t++) {
+		struct gr_vtab_aux *ax = sqlite3_malloc(sizeof(*ax));
+		if (!ax)
+			return SQLITE_NOMEM;
+		ax->q = q;
+		ax->t = t;
+		/* The destructor frees ax, also when this fails. */
+		rc = sqlite3_create_module_v2(db, names[t], m, ax,
+					      sqlite3_free);
+	}
+	return rc;
+}
+
 /* Declares a virtual table's columns from the schema. */
 int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab)
 {

@@ -48,6 +48,21 @@ int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 int gr_vtab__split(const struct gr_qctx *q, int64_t lo, int64_t hi, int n,
 		   int *cut);
 
+/* A table computed in C over the recording (memcpy_host.c,
+ * nccl_fleet.c): its module's aux, the session and which of the module's
+ * tables it is. */
+struct gr_vtab_aux {
+	struct gr_qctx *q;
+	int t;
+};
+
+/* Creates module m under each of names[0..n), table t = its index, each
+ * with a gr_vtab_aux of q (freed with db).  Returns SQLITE_OK or an
+ * SQLite error code. */
+int gr_vtab__create_modules(sqlite3 *db, const sqlite3_module *m,
+			    const char *const *names, int n,
+			    struct gr_qctx *q);
+
 /* Declares a virtual table's columns from the schema. */
 int gr_vtab__declare(sqlite3 *db, const struct gr_table *tab);
 
