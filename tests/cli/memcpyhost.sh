@@ -294,19 +294,8 @@ V="$T/bad"
 cp -a "$A" "$V"
 chattr -R -i "$V" 2>/dev/null
 seg=$(ls "$V"/*.seg | head -1)
-python3 - "$seg" <<'PY'
-import os, sqlite3, sys
-p = sys.argv[1]
-db = sqlite3.connect("file:" + p + "?immutable=1", uri=True)
-blob = db.execute("SELECT payload FROM blocks WHERE tbl = 'cuda_memcpy' ORDER BY id LIMIT 1 OFFSET 2").fetchone()[0]
-db.close()
-data = bytearray(open(p, "rb").read())
-off = data.find(blob[:200])
-assert off > 0, "payload not found"
-os.chmod(p, 0o640)
-data[off + len(blob) // 2] ^= 0x01
-open(p, "wb").write(data)
-PY
+python3 "$(dirname "$0")/flip_block.py" "$seg" 2 cuda_memcpy ||
+	{ bad "flip a block" "flip_block.py failed"; finish; exit 1; }
 for r in memcpy-sync memcpy-pageable; do
 	"$GPUREC" --data "$V" --format csv report $r --param limit=100000 >"$T/bad.out" 2>"$T/bad.err"
 	"$GPUREC" --data "$V" --format csv report $r --param limit=100000 --raw >"$T/bad.raw" 2>"$T/bad.rawerr"

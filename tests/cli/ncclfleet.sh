@@ -200,19 +200,8 @@ V="$T/badnccl"
 cp -a "$T/host3" "$V"
 chattr -R -i "$V" 2>/dev/null
 seg=$(ls "$V"/*.seg | head -1)
-python3 - "$seg" <<'PY'
-import os, sqlite3, sys
-p = sys.argv[1]
-db = sqlite3.connect("file:" + p + "?immutable=1", uri=True)
-blob = db.execute("SELECT payload FROM blocks WHERE tbl = 'nccl' ORDER BY id LIMIT 1").fetchone()[0]
-db.close()
-data = bytearray(open(p, "rb").read())
-off = data.find(blob[:200])
-assert off > 0, "payload not found"
-os.chmod(p, 0o640)
-data[off + 100] ^= 0x01
-open(p, "wb").write(data)
-PY
+python3 "$(dirname "$0")/flip_block.py" "$seg" 0 nccl ||
+	{ bad "flip a block" "flip_block.py failed"; finish; exit 1; }
 BAD=()
 for i in 0 1 2 4 5 6 7; do BAD+=(--data "$T/host$i"); done
 BAD+=(--data "$V")
