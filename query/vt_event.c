@@ -8,9 +8,9 @@
  * ts constraint in the WHERE clause, which xBestIndex passes down); only
  * the columns the statement uses are decompressed (colUsed); and integer
  * comparisons in the WHERE clause are evaluated here, in C, on the decoded
- * arrays, so SQLite sees only matching rows.  SQLite still re-checks those
- * constraints (omit is left 0), which keeps the semantics of odd operands
- * (REAL, TEXT) exactly SQLite's.
+ * arrays, so SQLite sees only matching rows and need not check them again:
+ * an operand of another type (REAL, TEXT) becomes the integer comparison
+ * that selects the same rows as SQLite's (integer_comparison()).
  *
  * Segments are opened one at a time and closed when the scan moves on, so
  * thousands of files cost one descriptor per cursor, and one more: the
@@ -27,6 +27,7 @@
  * answers from the rest.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,16 @@ static int vt_disconnect(sqlite3_vtab *v)
 
 /* ---- planning ---------------------------------------------------------- */
 
+/* A constraint on an integer column is left to the scan alone (omit):
+ * add_constraint() turns it, whatever its operand, into the one integer
+ * comparison that holds for exactly the rows SQLite's would.  SQLite's
+ * re-check cost more than the scan for a query keeping a few million
+ * rows (two column fetches and comparisons a row). */
+static int omit_ok(enum gr_coltype ty)
+{
+	return ty == GR_TS || ty == GR_INT;
+}
+
 /* idxStr: "<colUsed hex>" then ";<col>,<op>" per constraint passed down,
  * in argv order. */
 static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
@@ -121,7 +132,7 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 		    strcmp(sqlite3_vtab_collation(ii, i), "BINARY") != 0)
 			continue;
 		ii->aConstraintUsage[i].argvIndex = ++argi;
-		ii->aConstraintUsage[i].omit = 0;
+		ii->aConstraintUsage[i].omit = omit_ok(ty);
 		if (c->iColumn == GR_EV_ts && op != OP_NE)
 			ts_bounded++;
 		sqlite3_str_appendf(s, ";%d,%d", c->iColumn, op);
@@ -241,6 +252,7 @@ static int vt_close(sqlite3_vtab_cursor *cur)
 	park_segment(c);
 	free_retired(c);
 	free(c->retired);
+	free(c->selbuf);
 	gr_grouped__free(c->g);
 	if (!vt->spare_scan) {
 		vt->spare_scan = c->scan;
@@ -355,6 +367,68 @@ static void block_columns(struct cursor *c, int m,
 
 /* Decodes the next block with rows.  Returns 1, 0 at the end of the scan,
  * or -ENOMEM. */
+/* Keeps of the rows in[0, n) (in NULL: 0..n-1) those where v op x holds
+ * and the null bitmap (if any) is clear, in order, in out (which may be
+ * in).  Returns how many.  One loop a comparison, without branches. */
+#define KEEP_LOOP(COND)                                                    \
+	for (uint32_t i = 0; i < n; i++) {                                 \
+		uint32_t r = in ? in[i] : i;                               \
+		int64_t v_ = v[r];                                         \
+		out[k] = r;                                                \
+		k += (COND) & !(nulls && (nulls[r >> 3] >> (r & 7) & 1)); \
+	}
+static uint32_t keep_rows(const struct filt *f, const int64_t *v,
+			  const uint8_t *nulls, const uint32_t *in, uint32_t n,
+			  uint32_t *out)
+{
+	uint32_t k = 0;
+	int64_t x = f->v;
+	switch (f->op) {
+	case OP_EQ: KEEP_LOOP(v_ == x); break;
+	case OP_GT: KEEP_LOOP(v_ > x); break;
+	case OP_LE: KEEP_LOOP(v_ <= x); break;
+	case OP_LT: KEEP_LOOP(v_ < x); break;
+	case OP_GE: KEEP_LOOP(v_ >= x); break;
+	case OP_NE: KEEP_LOOP(v_ != x); break;
+	}
+	return k;
+}
+#undef KEEP_LOOP
+
+/* Selects the current block's rows that pass every filter, from rows
+ * (NULL: all n), a filter at a time over the rows still in: a tight loop
+ * each, where testing row by row branched on every filter of every row.
+ * A filter on a column the segment lacks passes nothing (NULL compares
+ * false).  Returns 0 or -ENOMEM. */
+static int select_rows(struct cursor *c, const uint32_t *rows, uint32_t n)
+{
+	/* sel must not be NULL, even for no rows: NULL means every row. */
+	if (n > c->selcap || !c->selbuf) {
+		uint32_t cap = n ? n : 1;
+		uint32_t *p = realloc(c->selbuf, (size_t)cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->selbuf = p;
+		c->selcap = cap;
+	}
+	if (!c->nf) {
+		memcpy(c->selbuf, rows, (size_t)n * sizeof(*rows));
+	}
+	for (int i = 0; i < c->nf && n; i++) {
+		const struct filt *f = &c->f[i];
+		if (c->cmissing[f->col]) {
+			n = 0;
+			break;
+		}
+		n = keep_rows(f, c->cv[f->col], c->cn[f->col], rows, n,
+			      c->selbuf);
+		rows = c->selbuf;
+	}
+	c->sel = c->selbuf;
+	c->nsel = n;
+	return 0;
+}
+
 static int next_block(struct cursor *c)
 {
 	for (;;) {
@@ -394,44 +468,26 @@ static int next_block(struct cursor *c)
 		/* A block looked into again (one lookup after another): only
 		 * the rows in the ts bounds, found by its sorted ts, not a
 		 * test of every row each time. */
+		const uint32_t *rows = NULL;
+		uint32_t n = b.nrows;
 		int mts = c->vt->memcol[c->vt->members[c->mi]][GR_EV_ts];
-		if (b.again && !c->g && mts >= 0 &&
+		if (b.again && mts >= 0 &&
 		    (c->lo != INT64_MIN || c->hi != INT64_MAX)) {
-			const uint32_t *rows;
-			uint32_t n;
 			rc = gr_scan__rows_between(c->scan, mts, c->lo, c->hi,
 						   &rows, &n);
 			if (rc < 0)
 				return rc;
-			if (rc == 0) {
-				c->sel = rows;
-				c->nsel = n;
+			if (rc > 0) {
+				rows = NULL;
+				n = b.nrows;
 			}
 		}
+		if ((c->nf || rows) && select_rows(c, rows, n))
+			return -ENOMEM;
 		return 1;
 	}
 }
 
-static inline int row_passes(struct cursor *c, uint32_t r)
-{
-	for (int i = 0; i < c->nf; i++) {
-		const struct filt *f = &c->f[i];
-		if (c->cmissing[f->col])
-			return 0;
-		if (c->cn[f->col] && (c->cn[f->col][r >> 3] >> (r & 7)) & 1)
-			return 0;
-		int64_t v = c->cv[f->col][r];
-		switch (f->op) {
-		case OP_EQ: if (v != f->v) return 0; break;
-		case OP_GT: if (v <= f->v) return 0; break;
-		case OP_LE: if (v > f->v) return 0; break;
-		case OP_LT: if (v >= f->v) return 0; break;
-		case OP_GE: if (v < f->v) return 0; break;
-		case OP_NE: if (v == f->v) return 0; break;
-		}
-	}
-	return 1;
-}
 
 /* A row's id must be the same in every scan that reaches it: SQLite's OR
  * plan runs one scan per term and drops duplicates by rowid.  Member (4
@@ -448,16 +504,12 @@ int64_t gr_evscan__row_id(const struct cursor *c, uint32_t r)
 int gr_evscan__seek(struct cursor *c)
 {
 	for (;;) {
-		for (; c->sel && c->isel < c->nsel; c->isel++) {
+		if (c->sel && c->isel < c->nsel) {
 			c->row = c->sel[c->isel];
-			if (row_passes(c, c->row))
-				return 1;
+			return 1;
 		}
-		while (!c->sel && c->row < c->nrows) {
-			if (row_passes(c, c->row))
-				return 1;
-			c->row++;
-		}
+		if (!c->sel && c->row < c->nrows)
+			return 1;
 		int rc = next_block(c);
 		if (rc <= 0)
 			return rc;
@@ -485,10 +537,78 @@ static int seek(struct cursor *c)
 	return SQLITE_OK;
 }
 
+/* Makes "column op v" on an integer column (int64 or NULL) the integer
+ * comparison "column *op *x" that holds for the same rows as SQLite's,
+ * whatever v holds: text is converted as the column's INTEGER affinity
+ * converts it in a comparison (sqlite3_value_numeric_type()); a REAL is
+ * compared exactly, as SQLite compares integers with reals; an integer
+ * sorts before any text or blob.  Returns 1, 0 when no row can pass (a
+ * NULL operand, x = 1.5), or -ENOMEM. */
+static int integer_comparison(sqlite3_value *v, int *op, int64_t *x)
+{
+	sqlite3_value *d = sqlite3_value_dup(v);
+	if (!d)
+		return -ENOMEM;
+	int ty = sqlite3_value_numeric_type(d);
+	int64_t i = sqlite3_value_int64(d);
+	double r = sqlite3_value_double(d);
+	sqlite3_value_free(d);
+	if (ty == SQLITE_NULL || (ty == SQLITE_FLOAT && r != r))
+		return 0;
+	if (ty == SQLITE_INTEGER) {
+		*x = i;
+		return 1;
+	}
+	int below; /* every integer is below v (else above it) */
+	if (ty == SQLITE_FLOAT && r >= -0x1p63 && r < 0x1p63) {
+		double fl = floor(r), ce = ceil(r);
+		switch (*op) {
+		case OP_EQ:
+		case OP_NE:
+			if (fl == r) {
+				*x = (int64_t)r;
+				return 1;
+			}
+			if (*op == OP_EQ)
+				return 0;
+			goto all;
+		case OP_GT: /* column > 2.5: column > 2 */
+		case OP_LE: /* column <= 2.5: column <= 2 */
+			*x = (int64_t)fl;
+			return 1;
+		default:    /* column >= 2.5, column < 2.5: against 3 */
+			*x = (int64_t)ce;
+			return 1;
+		}
+	}
+	below = ty != SQLITE_FLOAT || r >= 0x1p63; /* text, blob, huge */
+	switch (*op) {
+	case OP_NE:
+		goto all;
+	case OP_LT:
+	case OP_LE:
+		if (below)
+			goto all;
+		return 0;
+	case OP_GT:
+	case OP_GE:
+		if (!below)
+			goto all;
+		return 0;
+	default:
+		return 0;
+	}
+all: /* every non-NULL row */
+	*op = OP_GE;
+	*x = INT64_MIN;
+	return 1;
+}
+
 /* Adds one constraint passed down by vt_best_index: column col, operator
- * op, operand v.  host = '…' selects segments; integer operands become
- * filters (and ts ones narrow the window); x op NULL matches nothing. */
-static void add_constraint(struct cursor *c, int col, int op, sqlite3_value *v)
+ * op, operand v.  host = '…' selects segments; comparisons on integer
+ * columns become filters (and ts ones narrow the window); x op NULL
+ * matches nothing.  Returns 0 or -ENOMEM. */
+static int add_constraint(struct cursor *c, int col, int op, sqlite3_value *v)
 {
 	struct gr_qctx *q = c->vt->q;
 	if (gr_tables[c->vt->t].cols[col].type == GR_HOST) {
@@ -499,20 +619,20 @@ static void add_constraint(struct cursor *c, int col, int op, sqlite3_value *v)
 		/* --host and host = '…' both hold. */
 		if (c->host_eq && q->host && strcmp(c->host_eq, q->host))
 			c->never = 1;
-		return;
+		return 0;
 	}
-	if (sqlite3_value_type(v) == SQLITE_NULL) {
-		c->never = 1; /* x op NULL is never true */
-		return;
+	int64_t x;
+	int rc = integer_comparison(v, &op, &x);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		c->never = 1;
+		return 0;
 	}
-	/* Only integer operands are evaluated here; SQLite applies the
-	 * others (its re-check sees every row we pass). */
-	if (sqlite3_value_type(v) != SQLITE_INTEGER || c->nf == MAX_FILTERS)
-		return;
-	int64_t x = sqlite3_value_int64(v);
+	/* vt_best_index passes at most MAX_FILTERS: there is room. */
 	c->f[c->nf++] = (struct filt){ col, op, x };
 	if (col != GR_EV_ts)
-		return;
+		return 0;
 	if ((op == OP_GE || op == OP_EQ) && x > c->lo)
 		c->lo = x;
 	if (op == OP_GT && x != INT64_MAX && x + 1 > c->lo)
@@ -521,6 +641,7 @@ static void add_constraint(struct cursor *c, int col, int op, sqlite3_value *v)
 		c->hi = x;
 	if (op == OP_LT && x != INT64_MIN && x - 1 < c->hi)
 		c->hi = x - 1;
+	return 0;
 }
 
 /* Starts a scan: idxStr is vt_best_index's plan, argv the operands of
@@ -568,7 +689,8 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		int col, op;
 		if (sscanf(++p, "%d,%d", &col, &op) != 2)
 			break;
-		add_constraint(c, col, op, argv[i]);
+		if (add_constraint(c, col, op, argv[i]))
+			return SQLITE_NOMEM;
 	}
 	for (int i = 0; i < c->nf; i++)
 		c->need |= 1ull << c->f[i].col;
@@ -590,10 +712,8 @@ static int vt_next(sqlite3_vtab_cursor *cur)
 	struct cursor *c = (struct cursor *)cur;
 	if (c->g && gr_grouped__emitting(c->g))
 		gr_grouped__step(c->g);
-	else if (c->sel)
-		c->isel++;
 	else
-		c->row++;
+		gr_evscan__step(c);
 	return seek(c);
 }
 
@@ -714,12 +834,8 @@ int gr_evwalk__next(struct gr_evwalk *w)
 	struct cursor *c = &w->c;
 	if (c->lo > c->hi)
 		return 0;
-	if (w->started) {
-		if (c->sel)
-			c->isel++;
-		else
-			c->row++;
-	}
+	if (w->started)
+		gr_evscan__step(c);
 	w->started = 1;
 	return gr_evscan__seek(c);
 }
@@ -749,6 +865,7 @@ void gr_evwalk__close(struct gr_evwalk *w)
 		retire(c, c->parked);
 	free_retired(c);
 	free(c->retired);
+	free(c->selbuf);
 	gr_scan__free(c->scan);
 	free(w);
 }

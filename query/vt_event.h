@@ -37,7 +37,8 @@ struct cursor {
 	sqlite3_vtab_cursor base;
 	struct vtab *vt;
 	uint64_t need;                /* columns to decode */
-	struct filt f[MAX_FILTERS];
+	/* Up to MAX_FILTERS passed down, and the session's three. */
+	struct filt f[MAX_FILTERS + 3];
 	int nf;
 	int64_t lo, hi;
 	const char *host_eq;          /* host = '…' pushed down */
@@ -60,10 +61,11 @@ struct cursor {
 	const uint8_t *cn[GR_MAX_COLS]; /* null bitmaps, NULL: no nulls */
 	int cmissing[GR_MAX_COLS];    /* column absent from this segment */
 	uint32_t row, nrows;
-	/* Where not NULL, the block's only rows that may pass (those in the
-	 * ts bounds, gr_scan__rows_between()), in order: row is sel[isel]. */
+	/* Where not NULL, the block's rows that pass every filter
+	 * (select_rows()), in order: row is sel[isel].  selbuf holds them. */
 	const uint32_t *sel;
 	uint32_t nsel, isel;
+	uint32_t *selbuf, selcap;
 	int64_t block_id;             /* of the current block in its segment */
 	int eof;
 
@@ -77,6 +79,14 @@ struct cursor {
 /* Moves to the next passing row at or after the current position.
  * Returns 1 there, 0 at the end of the scan, or -ENOMEM. */
 int gr_evscan__seek(struct cursor *c);
+/* Steps past the row seek stopped at. */
+static inline void gr_evscan__step(struct cursor *c)
+{
+	if (c->sel)
+		c->isel++;
+	else
+		c->row++;
+}
 /* Starts the block walk over from the first member and segment. */
 void gr_evscan__restart(struct cursor *c);
 /* Row r's id in the current block (see vt_event.c). */

@@ -62,7 +62,11 @@ struct grouped {
 	uint32_t *lmap;
 	uint32_t lmap_n;
 	struct gr_segment *lmap_seg;
-	uint32_t host_gid;
+	uint32_t host_gid;        /* the current segment's host */
+	int any_text;             /* a text column is grouped or buffered */
+	/* The columns buffered (the cursor's need), in column order. */
+	int nbuf;
+	int8_t bufcol[GR_MAX_COLS];
 
 	/* The plan: passes over order[] ranges. */
 	uint32_t *order;          /* gids in emission order */
@@ -211,24 +215,37 @@ void gr_grouped__segment_gone(struct grouped *g)
 	g->lmap_seg = NULL;
 }
 
-/* Points lmap at the current segment's dictionary. */
+/* Points lmap at the current segment's dictionary, and host_gid at its
+ * host. */
 static int gmap_segment(struct cursor *c, struct grouped *g)
 {
 	struct gr_segment *s = c->seg;
 	if (g->lmap_seg == s)
 		return 0;
 	g->lmap_seg = s;
-	if (gr_tables[c->vt->t].cols[g->col].type == GR_HOST) {
-		const char *host = gr_segment__info(s)->host;
-		g->host_gid = gmap_get(g, 0, host, (uint32_t)strlen(host));
-		return g->host_gid ? 0 : -ENOMEM;
-	}
-	if (!g->is_text)
+	if (!g->any_text)
 		return 0;
+	const char *host = gr_segment__info(s)->host;
+	g->host_gid = gmap_get(g, 0, host, (uint32_t)strlen(host));
 	free(g->lmap);
 	g->lmap_n = (c->dict ? c->dict->n : 0) + 1;
 	g->lmap = calloc(g->lmap_n, sizeof(*g->lmap));
-	return g->lmap ? 0 : -ENOMEM;
+	return g->lmap && g->host_gid ? 0 : -ENOMEM;
+}
+
+/* The gid of the current segment's dictionary id v: 0 for an id the
+ * dictionary lacks (NULL), or -ENOMEM.  Text of every column shares the
+ * one table, so an id maps to one gid whatever column holds it. */
+static int64_t dict_gid(struct cursor *c, struct grouped *g, int64_t v)
+{
+	uint32_t len;
+	const char *str = (uint64_t)v < g->lmap_n ?
+		gr_dict__str(c->dict, v, &len) : NULL;
+	if (!str)
+		return 0;
+	if (!g->lmap[v] && !(g->lmap[v] = gmap_get(g, 0, str, len)))
+		return -ENOMEM;
+	return g->lmap[v];
 }
 
 /* The group id of row r of the current block: 0 for NULL, or -ENOMEM. */
@@ -248,17 +265,7 @@ static int64_t row_gid(struct cursor *c, struct grouped *g, uint32_t r)
 		uint32_t id = gmap_get(g, v, NULL, 0);
 		return id ? (int64_t)id : -ENOMEM;
 	}
-	uint32_t len;
-	const char *str = (uint64_t)v < g->lmap_n ?
-		gr_dict__str(c->dict, v, &len) : NULL;
-	if (!str)
-		return 0; /* an id the dictionary lacks reads as NULL */
-	if (!g->lmap[v]) {
-		g->lmap[v] = gmap_get(g, 0, str, len);
-		if (!g->lmap[v])
-			return -ENOMEM;
-	}
-	return g->lmap[v];
+	return dict_gid(c, g, v); /* an id the dictionary lacks: NULL */
 }
 
 static int grouped_count_pass(struct cursor *c, struct grouped *g)
@@ -274,7 +281,7 @@ static int grouped_count_pass(struct cursor *c, struct grouped *g)
 			g->count[id]++;
 		else
 			nulls++;
-		c->row++;
+		gr_evscan__step(c);
 	}
 	if (rc < 0)
 		return rc;
@@ -401,7 +408,8 @@ static int grouped_plan(struct cursor *c, struct grouped *g)
 }
 
 /* Appends row r of the current block, of group id, to the batch buffers
- * (which have room).  Returns 0 or -ENOMEM. */
+ * (which have room).  Text columns hold gids: the strings outlive the
+ * segment.  Returns 0 or -ENOMEM. */
 static int buffer_row(struct cursor *c, struct grouped *g, uint32_t r,
 		      uint32_t id)
 {
@@ -409,36 +417,25 @@ static int buffer_row(struct cursor *c, struct grouped *g, uint32_t r,
 	uint64_t b = g->brows++;
 	g->bgid[b] = id;
 	g->brow[b] = gr_evscan__row_id(c, r);
-	for (int i = 0; i < tab->ncols; i++) {
-		if (!g->bv[i])
-			continue;
+	for (int k = 0; k < g->nbuf; k++) {
+		int i = g->bufcol[k];
 		int64_t v;
 		enum gr_coltype ty = tab->cols[i].type;
-		int isnull = ty != GR_HOST && (c->cmissing[i] ||
-			(c->cn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1));
-		if (isnull) {
-			g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
+		if (ty == GR_HOST) {
+			v = g->host_gid;
+		} else if (c->cmissing[i] ||
+			   (c->cn[i] && (c->cn[i][r >> 3] >> (r & 7)) & 1)) {
+			v = 0;
+		} else if (ty == GR_STR) {
+			v = i == g->col ? id : dict_gid(c, g, c->cv[i][r]);
+			if (v < 0)
+				return -ENOMEM;
+		} else {
+			g->bv[i][b] = c->cv[i][r];
 			continue;
 		}
-		if (ty == GR_HOST) {
-			const char *host = gr_segment__info(c->seg)->host;
-			v = gmap_get(g, 0, host, (uint32_t)strlen(host));
-		} else if (ty == GR_STR) {
-			/* Text columns hold gids: the strings outlive the
-			 * segment. */
-			uint32_t len;
-			const char *str = gr_dict__str(c->dict, c->cv[i][r],
-						       &len);
-			if (!str) {
-				g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
-				continue;
-			}
-			v = gmap_get(g, 0, str, len);
-		} else {
-			v = c->cv[i][r];
-		}
-		if ((ty == GR_HOST || ty == GR_STR) && !v)
-			return -ENOMEM;
+		if (!v)
+			g->bn[i][b >> 3] |= (uint8_t)(1u << (b & 7));
 		g->bv[i][b] = v;
 	}
 	return 0;
@@ -516,7 +513,8 @@ static int grouped_one_pass(struct cursor *c, struct grouped *g)
 	g->count[0] = 0; /* NULL's: the other ids start at 0 when made */
 	gr_evscan__restart(c);
 	while ((rc = gr_evscan__seek(c)) == 1) {
-		uint32_t r = c->row++;
+		uint32_t r = c->row;
+		gr_evscan__step(c);
 		int64_t id = row_gid(c, g, r);
 		if (id < 0)
 			return -ENOMEM;
@@ -582,7 +580,8 @@ static int grouped_fill_batch(struct cursor *c, struct grouped *g, int p)
 	g->brows = 0;
 	gr_evscan__restart(c);
 	while ((rc = gr_evscan__seek(c)) == 1) {
-		uint32_t r = c->row++;
+		uint32_t r = c->row;
+		gr_evscan__step(c);
 		int64_t id = row_gid(c, g, r);
 		if (id < 0)
 			return -ENOMEM;
@@ -621,7 +620,7 @@ int gr_grouped__next(struct cursor *c, struct grouped *g)
 					return -ENOMEM;
 				if (id == want)
 					return 1;
-				c->row++;
+				gr_evscan__step(c);
 			}
 			if (rc < 0)
 				return rc;
@@ -652,6 +651,14 @@ int gr_grouped__start(struct cursor *c, int col, int desc)
 	g->desc = desc;
 	g->is_text = tab->cols[col].type == GR_STR ||
 		     tab->cols[col].type == GR_HOST;
+	g->any_text = g->is_text;
+	for (int i = 0; i < tab->ncols; i++) {
+		if (!(c->need >> i & 1))
+			continue;
+		g->bufcol[g->nbuf++] = (int8_t)i;
+		if (tab->cols[i].type == GR_STR || tab->cols[i].type == GR_HOST)
+			g->any_text = 1;
+	}
 	if (grow_values(g))
 		return -ENOMEM;
 	int rc = grouped_one_pass(c, g);

@@ -116,6 +116,37 @@ eq "integer filters pushed down agree" \
 	"$(q --data "$A" sql "SELECT count(*) FROM cuda_kernel WHERE grid_x >= 64 AND block_x < 256")" \
 	"$(q --data "$A" sql "SELECT count(*) FROM (SELECT grid_x g, block_x b FROM cuda_kernel) WHERE +g >= 64 AND +b < 256")"
 
+# A comparison on an integer column is evaluated by the scan alone (SQLite
+# does not check it again), whatever the operand: each must equal SQLite's
+# own evaluation of the same comparison (CAST(col AS INTEGER): the column's
+# affinity, not pushed down), NULLs (waker_pid) included, through the plain
+# and the grouped scan.
+OM="$T/om"
+synth --data "$OM" --events 20000 --table cuda_kernel --table offcpu --host gamma --rotate-every 7000
+om_bad=0 om_n=0
+for cv in "offcpu waker_pid 41010" "offcpu pid 41017" "cuda_kernel ts $((S_NS + 7))" "cuda_kernel grid_x 64"; do
+	read -r tab col v <<<"$cv"
+	for op in "=" "!=" "<" "<=" ">" ">="; do
+		for sel in "count(*), sum(dur), min(tid)" "pid, count(*), sum(dur)"; do
+			grp=""; [ "${sel%%,*}" = pid ] && grp=" GROUP BY pid"
+			got="" want=""
+			for x in "$v" "$v.0" "$v.5" "-$v.5" "'$v'" "' $v.5'" "'x$v'" "x'00'" "NULL" "-1" "9223372036854775807" "1e19" "-1e19" "(SELECT $v)"; do
+				[ -n "$got" ] && got+=" UNION ALL " && want+=" UNION ALL "
+				got+="SELECT * FROM (SELECT $om_n, $sel FROM $tab WHERE $col $op $x$grp)"
+				want+="SELECT * FROM (SELECT $om_n, $sel FROM $tab WHERE CAST($col AS INTEGER) $op $x$grp)"
+				om_n=$((om_n + 1))
+			done
+			got=$("$GPUREC" --data "$OM" --format csv sql "$got" 2>&1)
+			want=$("$GPUREC" --data "$OM" --format csv sql "$want" 2>&1)
+			[ "$got" == "$want" ] || { om_bad=$((om_bad + 1)); echo "  $tab: $col $op ($sel): [$got] want [$want]"; }
+		done
+	done
+done
+eq "comparisons the scan alone evaluates equal SQLite's ($om_n queries)" "$om_bad" 0
+eq "a bound operand (a join's): the same rows" \
+	"$(q --data "$OM" sql "SELECT count(*), sum(o.dur) FROM (SELECT 41017 AS p UNION ALL SELECT '41034' UNION ALL SELECT 41051.5) v JOIN offcpu o ON o.pid = v.p")" \
+	"$(q --data "$OM" sql "SELECT count(*), sum(o.dur) FROM (SELECT 41017 AS p UNION ALL SELECT '41034' UNION ALL SELECT 41051.5) v JOIN offcpu o ON CAST(o.pid AS INTEGER) = v.p")"
+
 # --- GROUP BY emitted grouped by the scan --------------------------------
 # The scan groups rows itself (no SQLite sort); its answers must equal the
 # sorted plan's (GROUP BY an expression, which it cannot consume), with a
