@@ -18,6 +18,11 @@
  * a private connection (the only way to reach it once overridden), whose
  * output is then exact.
  *
+ * Work done in C inside one VM step (a scan grouping a table's rows in
+ * its first step, the report tables' walks of the blocks) asks
+ * gr_limits__stop() between blocks, which is the progress handler's test
+ * and Ctrl-C's too.
+ *
  * The progress handler runs only between VM steps, so one slow function
  * call (instr() of a 30 MB needle in a 60 MB haystack: hours) never
  * reaches it.  The backstop is a thread, started with the first
@@ -40,6 +45,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -59,7 +65,9 @@ static struct {
 	_Atomic int64_t deadline_ns;
 	int64_t timeout_ns;	/* --timeout; 0: none */
 	const char *after;	/* --timeout as given, for the message */
-	bool expired;		/* the progress handler stopped a statement */
+	/* The progress handler, or gr_limits__stop() in a scan's thread,
+	 * stopped a statement. */
+	_Atomic bool expired;
 } lim = { INT64_MAX, 0, "", false };
 
 /* The backstop's state, read by its thread. */
@@ -103,10 +111,29 @@ static void set_deadline(int64_t timeout_ns)
 
 static void backstop__arm(void);
 
+/* Ctrl-C in the shell while a statement runs (gr_limits__interrupt()). */
+static volatile sig_atomic_t interrupted;
+
 void gr_limits__restart(void)
 {
+	interrupted = 0;
 	set_deadline(lim.timeout_ns);
 	backstop__arm();
+}
+
+void gr_limits__interrupt(void)
+{
+	interrupted = 1;
+}
+
+int gr_limits__stop(void)
+{
+	if (interrupted)
+		return 1;
+	if (mono_ns() < lim.deadline_ns)
+		return 0;
+	lim.expired = true;
+	return 1;
 }
 
 void gr_limits__pause(void)

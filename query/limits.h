@@ -53,4 +53,13 @@ void gr_limits__temp_file(const char *path);
 /* Whether the deadline has stopped a statement. */
 int gr_limits__expired(void);
 
+/* Ctrl-C while a statement runs (gpurec shell's SIGINT handler; async-
+ * signal-safe): gr_limits__stop() says stop until the next restart. */
+void gr_limits__interrupt(void);
+/* Whether work in C within one statement (scans, walks; any thread) is
+ * to stop: past the deadline (then gr_limits__expired() says so, as for
+ * the progress handler) or after gr_limits__interrupt().  The caller
+ * fails the statement with SQLITE_INTERRUPT. */
+int gr_limits__stop(void);
+
 #endif

@@ -209,6 +209,7 @@ static void open_qctx(struct opts *o, struct gr_qctx *q)
 	q->since = INT64_MIN;
 	q->until = INT64_MAX;
 	q->warn = stderr;
+	q->stop = gr_limits__stop;
 	if (o->since && gr_parse_time(o->since, now, &q->since))
 		die_user("bad --since '%s': expected a time like 2h, -1h30m, "
 			 "today, yesterday, \"2026-11-25 10:00\" (local), "

@@ -845,7 +845,7 @@ struct part {
 	struct strtab names;
 	struct groups gs;
 	struct top top;
-	int rc;			/* 0 or -ENOMEM */
+	int rc;			/* 0, -ENOMEM or -EINTR (stopped) */
 	pthread_t th;
 	int started;
 };
@@ -1088,8 +1088,7 @@ static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
 	sqlite3_free(parts);
 	if (rc == 0)
 		return SQLITE_OK;
-	*err = sqlite3_mprintf("out of memory reading cuda_memcpy");
-	return SQLITE_NOMEM;
+	return gr_vtab__walk_error(rc, "cuda_memcpy", err);
 }
 
 static int mh_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,

@@ -254,10 +254,8 @@ static int load(struct gr_qctx *q, struct nccl_load *l, char **err)
 	}
 #undef I
 	gr_evwalk__close(w);
-	if (rc < 0) {
-		*err = sqlite3_mprintf("out of memory reading nccl");
-		return SQLITE_NOMEM;
-	}
+	if (rc < 0)
+		return gr_vtab__walk_error(rc, "nccl", err);
 	if (renumber_names(l))
 		return SQLITE_NOMEM;
 	return SQLITE_OK;
@@ -757,10 +755,8 @@ static int load_times(struct gr_qctx *q, struct nccl_load *l,
 		}
 	}
 	gr_evwalk__close(w);
-	if (rc < 0) {
-		*err = sqlite3_mprintf("out of memory reading nccl");
-		return SQLITE_NOMEM;
-	}
+	if (rc < 0)
+		return gr_vtab__walk_error(rc, "nccl", err);
 	return SQLITE_OK;
 }
 

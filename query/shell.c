@@ -72,6 +72,7 @@ static void on_sigint(int sig)
 
 	if (db) {
 		sqlite3_interrupt(db);
+		gr_limits__interrupt(); /* work in C between two VM steps */
 		/* The terminal echoed "^C": the error line goes below it. */
 		if (interactive_run)
 			(void)!write(STDOUT_FILENO, "\n", 1);

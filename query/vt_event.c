@@ -432,6 +432,11 @@ static int select_rows(struct cursor *c, const uint32_t *rows, uint32_t n)
 static int next_block(struct cursor *c)
 {
 	for (;;) {
+		/* Ctrl-C or the deadline, between blocks: grouping or a walk
+		 * runs within one VM step, which the progress handler never
+		 * sees end. */
+		if (c->vt->q->stop && c->vt->q->stop())
+			return -EINTR;
 		if (!c->seg) {
 			int rc = next_segment(c);
 			if (rc < 0)
@@ -532,7 +537,7 @@ static int seek(struct cursor *c)
 {
 	int rc = c->g ? gr_grouped__next(c, c->g) : gr_evscan__seek(c);
 	if (rc < 0)
-		return SQLITE_NOMEM;
+		return rc == -EINTR ? SQLITE_INTERRUPT : SQLITE_NOMEM;
 	c->eof = rc == 0;
 	return SQLITE_OK;
 }
@@ -702,8 +707,10 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		c->eof = 1;
 		return SQLITE_OK;
 	}
-	if (group_col >= 0 && gr_grouped__start(c, group_col, group_desc))
-		return SQLITE_NOMEM;
+	int rc = group_col >= 0 ? gr_grouped__start(c, group_col, group_desc)
+			       : 0;
+	if (rc < 0)
+		return rc == -EINTR ? SQLITE_INTERRUPT : SQLITE_NOMEM;
 	return seek(c);
 }
 

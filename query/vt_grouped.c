@@ -664,7 +664,9 @@ int gr_grouped__start(struct cursor *c, int col, int desc)
 	int rc = grouped_one_pass(c, g);
 	if (rc < 0)
 		return rc;
-	if (!rc && (grouped_count_pass(c, g) || grouped_plan(c, g)))
+	if (!rc && (rc = grouped_count_pass(c, g)) < 0)
+		return rc; /* -ENOMEM, or -EINTR: stopped */
+	if (!rc && grouped_plan(c, g))
 		return -ENOMEM;
 	return 0;
 }

@@ -122,6 +122,16 @@ int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 	return 1;
 }
 
+int gr_vtab__walk_error(int rc, const char *table, char **err)
+{
+	if (rc == -EINTR) {
+		*err = sqlite3_mprintf("interrupted");
+		return SQLITE_INTERRUPT;
+	}
+	*err = sqlite3_mprintf("out of memory reading %s", table);
+	return SQLITE_NOMEM;
+}
+
 int gr_vtab__split(const struct gr_qctx *q, int64_t lo, int64_t hi, int n,
 		   int *cut)
 {

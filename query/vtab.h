@@ -18,6 +18,10 @@ struct gr_qctx {
 	FILE *warn;           /* warnings go here (stderr) */
 	int warnings;
 	uint8_t *warned;      /* per catalog segment: already warned */
+	/* Asked between blocks by scans and walks: non-zero stops them
+	 * (-EINTR; the statement fails with SQLITE_INTERRUPT).  NULL:
+	 * never. */
+	int (*stop)(void);
 	/* Statistics, for tests and benchmarks. */
 	uint64_t blocks_read, blocks_skipped, segments_opened;
 };
@@ -39,6 +43,11 @@ int gr_vtab__may_match(const struct gr_qctx *q, int si, int64_t lo,
  * (warned). */
 int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
 			  const char *host, struct gr_segment **out);
+
+/* A walk of table that ended with rc < 0 (gr_evwalk__next()): -EINTR,
+ * stopped (q->stop), is SQLITE_INTERRUPT; anything else is out of memory.
+ * Sets *err (sqlite3_malloc'd) and returns the SQLite code. */
+int gr_vtab__walk_error(int rc, const char *table, char **err);
 
 /* Cuts the catalog into at most n runs of consecutive segments holding
  * about equal shares of the events that a scan of [lo, hi] on q's host

@@ -168,6 +168,30 @@ eq "an export stopped past its deadline: exit 1, the timeout line" \
 	"$?:$(wc -l <"$T/err"):$(grep -c 'query timed out after 1s' "$T/err")" "1:1:1"
 eq "the stopped export left nothing" "$(ls -A "$X" | grep -c -e stopped -e '\.tmp-')" 0
 rm -rf "$T/big"
+# Work done in C within one VM step stops at the next block once the
+# deadline has passed, not when it is done: the tables walked in C
+# (memcpy-sync in threads, nccl-skew), a GROUP BY the scan groups in its
+# first step, a plain scan.  64 blocks of 5,000 rows; at --timeout 1ms the
+# deadline has passed before the first block, so at most a block per
+# walker is read (main a7fa4d8 read all 64 before it stopped), and in the
+# shell the statement ends with the timeout line and the next one runs.
+W="$T/walk"
+synth --data "$W" --events 300000 --memcpy-every 1 --block-rows 5000 --table cuda_kernel --table nccl
+for what in "report memcpy-sync" "report nccl-skew" "sql SELECT pid, count(*) FROM cuda_kernel GROUP BY pid" "sql SELECT count(*) FROM cuda_memcpy WHERE bytes > 0"; do
+	read -r cmd arg <<<"$what"
+	GPUREC_DEBUG_STATS=1 timeout "${CMD_TIMEOUT:-120}" "$GPUREC" --data "$W" --timeout 1ms --format csv "$cmd" "$arg" >/dev/null 2>"$T/err"
+	rc=$?
+	blocks=$(sed -n 's/.*blocks_read=\([0-9]*\).*/\1/p' "$T/err")
+	eq "--timeout stops $what between blocks: exit 1, the timeout line, few blocks read" \
+		"$rc $(grep -c 'query timed out after 1ms' "$T/err") $([ -n "$blocks" ] && [ "$blocks" -le 8 ] && echo few)" \
+		"1 1 few"
+done
+eq "all blocks read without the deadline" \
+	"$(GPUREC_DEBUG_STATS=1 "$GPUREC" --data "$W" --format csv report memcpy-sync 2>&1 >/dev/null | sed -n 's/.*blocks_read=\([0-9]*\).*/\1/p')" 64
+out=$(printf 'SELECT pid, count(*) FROM cuda_kernel GROUP BY pid;\nSELECT 20 AS twenty;\n' |
+	timeout "${CMD_TIMEOUT:-120}" "$GPUREC" --data "$W" --timeout 1ms --format csv shell 2>&1)
+eq "shell: a grouping stopped by the deadline, then the next statement runs" \
+	"$(echo "$out" | tr -d '\r' | grep -c 'query timed out after 1ms') $(echo "$out" | tr -d '\r' | tail -1)" "1 20"
 user_error "bad --timeout" "bad --timeout '5x': expected a duration" \
 	--data "$A" --timeout 5x sql "SELECT 1"
 eq "--timeout 0: no limit" "$("$GPUREC" --data "$A" --timeout 0 --format csv sql 'SELECT 42' | tail -1 | tr -d '\r')" 42
