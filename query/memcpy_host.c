@@ -667,10 +667,13 @@ static int mh_close(sqlite3_vtab_cursor *cur)
 	return SQLITE_OK;
 }
 
-static int is_side(const char *kind, const char *a, const char *b)
+/* Whether a copy of @kind may have host memory on the side that direction
+ * @a has on the host (H2D: the source, D2H: the destination): a copy of
+ * that direction, H2H, cudaMemcpyDefault, or of no known kind. */
+static int is_side(const char *kind, const char *a)
 {
 	return !kind || !strcmp(kind, a) || !strcmp(kind, "H2H") ||
-	       !strcmp(kind, "default") || (b && !strcmp(kind, b));
+	       !strcmp(kind, "default");
 }
 
 /* Merges group @b into @a, as folding b's rows after a's would (the
@@ -807,8 +810,8 @@ static int kind_sides(struct strtab *names, uint8_t **sides, size_t *n,
 	}
 	if (!(*sides)[kind]) {
 		const char *ks = names->s[kind];
-		(*sides)[kind] = (uint8_t)(1 | is_side(ks, "H2D", NULL) << 1 |
-					   is_side(ks, "D2H", NULL) << 2);
+		(*sides)[kind] = (uint8_t)(1 | is_side(ks, "H2D") << 1 |
+					   is_side(ks, "D2H") << 2);
 	}
 	return (*sides)[kind];
 }
