@@ -62,6 +62,7 @@ struct grouped {
 	uint32_t *lmap;
 	uint32_t lmap_n;
 	struct gr_segment *lmap_seg;
+	const struct gr_dict *lmap_dict; /* the dictionary lmap is sized for */
 	uint32_t host_gid;        /* the current segment's host */
 	int any_text;             /* a text column is grouped or buffered */
 	/* The columns buffered (the cursor's need), in column order. */
@@ -215,6 +216,16 @@ void gr_grouped__segment_gone(struct grouped *g)
 	g->lmap_seg = NULL;
 }
 
+/* An empty lmap for the cursor's dictionary.  Returns 0 or -ENOMEM. */
+static int lmap_reset(struct cursor *c, struct grouped *g)
+{
+	free(g->lmap);
+	g->lmap_dict = c->dict;
+	g->lmap_n = (c->dict ? c->dict->n : 0) + 1;
+	g->lmap = calloc(g->lmap_n, sizeof(*g->lmap));
+	return g->lmap ? 0 : -ENOMEM;
+}
+
 /* Points lmap at the current segment's dictionary, and host_gid at its
  * host. */
 static int gmap_segment(struct cursor *c, struct grouped *g)
@@ -227,10 +238,7 @@ static int gmap_segment(struct cursor *c, struct grouped *g)
 		return 0;
 	const char *host = gr_segment__info(s)->host;
 	g->host_gid = gmap_get(g, 0, host, (uint32_t)strlen(host));
-	free(g->lmap);
-	g->lmap_n = (c->dict ? c->dict->n : 0) + 1;
-	g->lmap = calloc(g->lmap_n, sizeof(*g->lmap));
-	return g->lmap && g->host_gid ? 0 : -ENOMEM;
+	return g->host_gid && !lmap_reset(c, g) ? 0 : -ENOMEM;
 }
 
 /* The gid of the current segment's dictionary id v: 0 for an id the
@@ -238,6 +246,10 @@ static int gmap_segment(struct cursor *c, struct grouped *g)
  * one table, so an id maps to one gid whatever column holds it. */
 static int64_t dict_gid(struct cursor *c, struct grouped *g, int64_t v)
 {
+	/* The dictionary loads with the segment's first block holding a
+	 * text column, which may come after lmap was made. */
+	if (c->dict != g->lmap_dict && lmap_reset(c, g))
+		return -ENOMEM;
 	uint32_t len;
 	const char *str = (uint64_t)v < g->lmap_n ?
 		gr_dict__str(c->dict, v, &len) : NULL;

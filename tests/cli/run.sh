@@ -120,15 +120,17 @@ eq "integer filters pushed down agree" \
 # does not check it again), whatever the operand: each must equal SQLite's
 # own evaluation of the same comparison (CAST(col AS INTEGER): the column's
 # affinity, not pushed down), NULLs (waker_pid) included, through the plain
-# and the grouped scan.
+# scan and the grouped one (by an integer, a text and the host column).
 OM="$T/om"
-synth --data "$OM" --events 20000 --table cuda_kernel --table offcpu --host gamma --rotate-every 7000
+synth --data "$OM" --events 20000 --table cuda_kernel --table offcpu --host gamma --rotate-every 7000 --start "$S_NS"
 om_bad=0 om_n=0
-for cv in "offcpu waker_pid 41010" "offcpu pid 41017" "cuda_kernel ts $((S_NS + 7))" "cuda_kernel grid_x 64"; do
+# Each operand value is one the column holds (ts: 30 ms into its 67).
+for cv in "offcpu waker_pid 41017" "offcpu pid 41017" "cuda_kernel ts $((S_NS + 30000000))" "cuda_kernel grid_x 8"; do
 	read -r tab col v <<<"$cv"
+	text=kernel; [ "$tab" = offcpu ] && text=state
 	for op in "=" "!=" "<" "<=" ">" ">="; do
-		for sel in "count(*), sum(dur), min(tid)" "pid, count(*), sum(dur)"; do
-			grp=""; [ "${sel%%,*}" = pid ] && grp=" GROUP BY pid"
+		for sel in "count(*), sum(dur), min(tid)" "pid, count(*), sum(dur)" "$text, count(*), sum(dur), max(comm)" "host, count(*), min(ts)"; do
+			grp=""; [ "${sel%%,*}" != "count(*)" ] && grp=" GROUP BY ${sel%%,*}"
 			got="" want=""
 			for x in "$v" "$v.0" "$v.5" "-$v.5" "'$v'" "' $v.5'" "'x$v'" "x'00'" "NULL" "-1" "9223372036854775807" "1e19" "-1e19" "(SELECT $v)"; do
 				[ -n "$got" ] && got+=" UNION ALL " && want+=" UNION ALL "
