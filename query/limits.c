@@ -45,7 +45,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -111,24 +110,26 @@ static void set_deadline(int64_t timeout_ns)
 
 static void backstop__arm(void);
 
-/* Ctrl-C in the shell while a statement runs (gr_limits__interrupt()). */
-static volatile sig_atomic_t interrupted;
+/* Ctrl-C in the shell while a statement runs (gr_limits__interrupt()):
+ * set by the handler on whichever thread takes the signal, read by the
+ * scans' threads; a lock-free atomic is safe for both. */
+static atomic_int interrupted;
 
 void gr_limits__restart(void)
 {
-	interrupted = 0;
+	atomic_store(&interrupted, 0);
 	set_deadline(lim.timeout_ns);
 	backstop__arm();
 }
 
 void gr_limits__interrupt(void)
 {
-	interrupted = 1;
+	atomic_store(&interrupted, 1);
 }
 
 int gr_limits__stop(void)
 {
-	if (interrupted)
+	if (atomic_load(&interrupted))
 		return 1;
 	if (mono_ns() < lim.deadline_ns)
 		return 0;
@@ -138,6 +139,7 @@ int gr_limits__stop(void)
 
 void gr_limits__pause(void)
 {
+	atomic_store(&interrupted, 0); /* nothing runs now to interrupt */
 	set_deadline(0);
 }
 
@@ -238,6 +240,10 @@ out:
 static int progress(void *ctx)
 {
 	(void)ctx;
+	/* Ctrl-C: also one that came before the statement's first step,
+	 * which clears SQLite's own interrupt flag. */
+	if (atomic_load(&interrupted))
+		return 1;
 	if (mono_ns() < lim.deadline_ns)
 		return 0;
 	lim.expired = true;

@@ -99,16 +99,21 @@ static int run_guarded(struct state *st, int (*fn)(struct state *st,
 	int rc;
 
 	fflush(stdout);
+	/* The deadline, and a Ctrl-C of the statement before forgotten,
+	 * before a Ctrl-C can reach this one. */
+	gr_limits__restart();
 	running_db = st->sh->db;
 	/* Checked once running_db is set: a Ctrl-C from now on interrupts
-	 * the connection, whose next prepare or step then fails. */
+	 * the connection and sets gr_limits__interrupt(), which the progress
+	 * handler and the scans between blocks then see (SQLite forgets its
+	 * own flag when the statement's first step starts). */
 	if (early_interrupt) {
 		running_db = NULL;
 		early_interrupt = 0;
+		gr_limits__pause();
 		fputc('\n', stdout);
 		return gr_cli__error(stderr, EXIT_USER, "interrupted");
 	}
-	gr_limits__restart();
 	rc = fn(st, argc, argv);
 	gr_limits__pause();
 	running_db = NULL;

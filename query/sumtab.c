@@ -312,6 +312,8 @@ static int add_raw(struct scur *c, int t, int64_t a, int64_t b)
 	}
 	for (;;) {
 		struct gr_scan_block blk;
+		if (q->stop && q->stop())
+			return -EINTR;
 		int rc = gr_scan__next(c->scan, &blk, &err);
 		if (rc == 0)
 			return 0;
@@ -521,9 +523,13 @@ static int advance(struct scur *c)
 				}
 			}
 		}
+		/* Ctrl-C or the deadline, between segments (a segment's
+		 * entries come in one call, its raw blocks with them). */
+		if (c->vt->q->stop && c->vt->q->stop())
+			return SQLITE_INTERRUPT;
 		int rc = next_segment(c);
 		if (rc < 0)
-			return SQLITE_NOMEM;
+			return rc == -EINTR ? SQLITE_INTERRUPT : SQLITE_NOMEM;
 		if (rc == 0) {
 			c->eof = 1;
 			return SQLITE_OK;

@@ -366,8 +366,6 @@ static void block_columns(struct cursor *c, int m,
 	}
 }
 
-/* Decodes the next block with rows.  Returns 1, 0 at the end of the scan,
- * or -ENOMEM. */
 /* Keeps of the rows in[0, n) (in NULL: 0..n-1) those where v op x holds
  * and the null bitmap (if any) is clear, in order, in out (which may be
  * in).  Returns how many.  One loop a comparison, without branches. */
@@ -430,6 +428,8 @@ static int select_rows(struct cursor *c, const uint32_t *rows, uint32_t n)
 	return 0;
 }
 
+/* Decodes the next block with rows.  Returns 1, 0 at the end of the scan,
+ * -ENOMEM, or -EINTR where q->stop says stop (Ctrl-C, the deadline). */
 static int next_block(struct cursor *c)
 {
 	for (;;) {

@@ -77,7 +77,8 @@ struct cursor {
 
 /* vt_event.c: the row walk grouped emission drives. */
 /* Moves to the next passing row at or after the current position.
- * Returns 1 there, 0 at the end of the scan, or -ENOMEM. */
+ * Returns 1 there, 0 at the end of the scan, -ENOMEM, or -EINTR (stopped:
+ * the session's q->stop). */
 int gr_evscan__seek(struct cursor *c);
 /* Steps past the row seek stopped at. */
 static inline void gr_evscan__step(struct cursor *c)
@@ -94,13 +95,13 @@ int64_t gr_evscan__row_id(const struct cursor *c, uint32_t r);
 
 /* vt_grouped.c: rows emitted grouped by one column (GROUP BY col). */
 /* Counts and plans the groups of column col for c's filters, setting
- * c->g.  Returns 0 or -ENOMEM. */
+ * c->g.  Returns 0, -ENOMEM or -EINTR (stopped). */
 int gr_grouped__start(struct cursor *c, int col, int desc);
 void gr_grouped__free(struct grouped *g);
 /* The scan left the segment whose dictionary ids g has mapped. */
 void gr_grouped__segment_gone(struct grouped *g);
-/* Advances to the next row to emit.  Returns 1, 0 at the end, or
- * -ENOMEM. */
+/* Advances to the next row to emit.  Returns 1, 0 at the end, -ENOMEM
+ * or -EINTR (stopped). */
 int gr_grouped__next(struct cursor *c, struct grouped *g);
 /* Whether the current row is a buffered one (else: the cursor's row). */
 int gr_grouped__emitting(const struct grouped *g);
@@ -127,7 +128,8 @@ struct gr_evwalk;
  * (EINVAL: no such table, or a union). */
 struct gr_evwalk *gr_evwalk__open(struct gr_qctx *q, const char *table,
 				  uint64_t need, int first, int end);
-/* Moves to the next row: 1, 0 at the end, or -ENOMEM. */
+/* Moves to the next row: 1, 0 at the end, -ENOMEM, or -EINTR (stopped:
+ * gr_vtab__walk_error() says how to report it). */
 int gr_evwalk__next(struct gr_evwalk *w);
 /* The catalog index of the row's segment: rows come by segment, in
  * catalog order, then in the order a query reads them. */

@@ -275,6 +275,10 @@ static void fn_table_rows(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	for (int si = 0; si < q->cat.nsegs && rc == 0; si++) {
 		struct gr_segment *s;
 		int nseen = 0;
+		if (q->stop && q->stop()) {
+			rc = -EINTR; /* Ctrl-C, the deadline */
+			break;
+		}
 		if (!gr_vtab__open_segment(q, si, lo, hi, q->host, &s))
 			continue;
 		if (q->has_pid) {
@@ -307,7 +311,9 @@ static void fn_table_rows(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	}
 	free(seen);
 	gr_scan__free(sc);
-	if (rc)
+	if (rc == -EINTR)
+		sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+	else if (rc)
 		sqlite3_result_error_nomem(ctx);
 	else
 		sqlite3_result_int64(ctx, rows);

@@ -173,11 +173,12 @@ rm -rf "$T/big"
 # (memcpy-sync in threads, nccl-skew), a GROUP BY the scan groups in its
 # first step, a plain scan.  64 blocks of 5,000 rows; at --timeout 1ms the
 # deadline has passed before the first block, so at most a block per
-# walker is read (main a7fa4d8 read all 64 before it stopped), and in the
-# shell the statement ends with the timeout line and the next one runs.
+# walker is read (main a7fa4d8 read all 64 before it stopped; the summary
+# table and table_rows() answered), and in the shell the statement ends
+# with the timeout line and the next one runs.
 W="$T/walk"
 synth --data "$W" --events 300000 --memcpy-every 1 --block-rows 5000 --table cuda_kernel --table nccl
-for what in "report memcpy-sync" "report nccl-skew" "sql SELECT pid, count(*) FROM cuda_kernel GROUP BY pid" "sql SELECT count(*) FROM cuda_memcpy WHERE bytes > 0"; do
+for what in "report memcpy-sync" "report nccl-skew" "sql SELECT pid, count(*) FROM cuda_kernel GROUP BY pid" "sql SELECT count(*) FROM cuda_memcpy WHERE bytes > 0" "sql SELECT count(*) FROM sum_api" "sql SELECT table_rows('cuda_kernel')"; do
 	read -r cmd arg <<<"$what"
 	GPUREC_DEBUG_STATS=1 timeout "${CMD_TIMEOUT:-120}" "$GPUREC" --data "$W" --timeout 1ms --format csv "$cmd" "$arg" >/dev/null 2>"$T/err"
 	rc=$?
