@@ -20,6 +20,8 @@ ifeq ($(STATIC),1)
 # libcrypto.a too: such a binary does not use the host's OpenSSL or its
 # FIPS module (docs/security.md).
 LDFLAGS += -static
+# NVML cannot be loaded into it (recorder/gpu/gpu.c says why).
+CPPFLAGS += -DGR_STATIC_GLIBC=1
 RLIBS   := $(NONSS) -lbpf -lelf -l:libuv_a.a $(LIBS) -lstdc++
 else ifeq ($(PKG),1)
 # The packages' binaries (make deb / make rpm, built in build/pkgbin):

@@ -854,6 +854,15 @@ static void *waiter_main(void *arg)
 static int load_nvml(struct gr_gpu *g)
 {
 	struct nvml *n = &g->n;
+#ifdef GR_STATIC_GLIBC
+	/* libnvidia-ml.so.1 needs libc.so.6, whose second copy dlopen()
+	 * loads into a statically linked process uninitialized: NVML's
+	 * first call died of a divide error in it (H200, driver 580). */
+	g->o.log("gpu: this gpurecd is linked statically (make STATIC=1) and "
+		 "cannot load NVML: GPU sampling off (the packages' gpurecd "
+		 "samples)");
+	return -1;
+#endif
 	n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!n->lib) {
 		const char *e = dlerror();
