@@ -41,7 +41,7 @@ B=${1:-build}
 BASE=${2:-}
 D=$B/busyday/host0
 # The stamp bench/busyday.sh gives it: either script's copy serves both.
-STAMP="v3 day=600 seed=1 host=host0"
+STAMP="v4 day=600 seed=1 host=host0"
 if [ "$(cat "$D/.stamp" 2>/dev/null)" != "$STAMP" ]; then
 	chattr -R -i "$D" 2>/dev/null || true
 	rm -rf "$D"

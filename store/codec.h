@@ -22,6 +22,9 @@
  * low bytes and nearly constant high ones; separated, zstd squeezes the
  * high planes to almost nothing, where interleaved varints hide them.
  * Measured on the synthetic launch stream: ts 2.15 -> 1.87 B/event.
+ * A compressed column's frame ends a zstd block where each plane ends,
+ * so that each plane has entropy tables of its own (codec.c,
+ * compress_planes()); any zstd decoder reads it.
  */
 #ifndef GR_CODEC_H
 #define GR_CODEC_H
@@ -70,7 +73,8 @@ void gr_encoder__free(struct gr_encoder *e);
 
 /* Encodes nrows rows of ncols columns into out (replacing its content),
  * row i of the block being row perm[i] of the buffers (perm NULL: the
- * identity).  Returns 0, or -ENOMEM / -EIO (a zstd failure). */
+ * identity).  A column zstd fails on is stored raw.  Returns 0 or
+ * -ENOMEM. */
 int gr_encoder__encode(struct gr_encoder *e, const struct gr_colbuf *cols,
 		       int ncols, uint32_t nrows, const uint32_t *perm,
 		       struct gr_buf *out);

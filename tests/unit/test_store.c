@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "query/vtab.h"
 #include "store/codec.h"
@@ -145,6 +146,45 @@ TEST(codec_every_width)
 			free(v);
 		}
 	}
+}
+
+/* A column of jittered nanosecond durations (random low byte, skewed
+ * second, nearly constant third): its frame, cut into a zstd block per
+ * byte plane, must be smaller than zstd's frame of the same raw bytes
+ * compressed whole at the same level (the planes' entropy tables kept
+ * apart), and an ordinary frame: ZSTD_decompress() gives the raw bytes. */
+TEST(codec_frame_cut_at_planes)
+{
+	enum { N = 65536 };
+	int64_t *v = malloc(N * sizeof(*v));
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[i] = 4000 + (int64_t)(x % 3000) + (int64_t)(x >> 60) * 9000;
+	}
+	struct gr_colbuf col = { v, NULL };
+	struct gr_encoder *e = gr_encoder__new(1);
+	struct gr_buf out = { 0 };
+	struct gr_block blk = { 0 };
+	CHECK_EQ_INT(gr_encoder__encode(e, &col, 1, N, NULL, &out), 0);
+	CHECK_EQ_INT(gr_block__parse(&blk, out.p, out.len), 0);
+	CHECK(blk.cols[0].flags & GR_ENC_ZSTD);
+	size_t rawn = blk.cols[0].raw_len, stored = blk.cols[0].stored_len;
+	uint8_t *raw = malloc(rawn), *whole = malloc(ZSTD_compressBound(rawn));
+	CHECK_EQ_INT(ZSTD_decompress(raw, rawn, blk.payload + blk.cols[0].off,
+				     stored), rawn);
+	CHECK_EQ_INT(raw[0], 3); /* width: three planes */
+	size_t z = ZSTD_compress(whole, ZSTD_compressBound(rawn), raw, rawn, 1);
+	CHECK(!ZSTD_isError(z));
+	if (!(stored < z))
+		fprintf(stderr, "cut frame %zu bytes, whole %zu\n", stored, z);
+	CHECK(stored < z);
+	free(raw);
+	free(whole);
+	free(v);
+	gr_block__free(&blk);
+	gr_buf__free(&out);
+	gr_encoder__free(e);
 }
 
 TEST(codec_one_row)
@@ -1289,7 +1329,7 @@ TEST_MAIN(TEST_ENTRY(segment_temp_name_swept_at_open)
 	  TEST_ENTRY(failed_block_write_drops_not_overflows)
 	  TEST_ENTRY(one_writer_per_directory) TEST_ENTRY(rotation_by_age)
 	  TEST_ENTRY(codec_round_trip_edges) TEST_ENTRY(codec_one_row)
-	  TEST_ENTRY(codec_every_width)
+	  TEST_ENTRY(codec_every_width) TEST_ENTRY(codec_frame_cut_at_planes)
 	  TEST_ENTRY(codec_malformed_payloads)
 	  TEST_ENTRY(writer_sql_round_trip_every_type)
 	  TEST_ENTRY(rotation_and_retention_small_budget)
