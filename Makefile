@@ -2,9 +2,10 @@
 #
 # Outputs go under build/: build/gpurec (and build/gpurecd once it exists)
 # are the release binaries; build/asan/ holds the ASan+UBSan build that
-# `make test` runs.  STATIC=1 links everything but glibc statically.
-# libcrypto (OpenSSL 3) is linked dynamically but with STATIC=1, so the
-# host's validated module and FIPS mode apply (docs/security.md).
+# `make test` runs.  Without STATIC=1, libcrypto (OpenSSL 3) is linked
+# dynamically, so the host's validated module and FIPS mode apply
+# (docs/security.md); STATIC=1 links everything statically, glibc and
+# libcrypto too (a gpurecd so built cannot load NVML: no GPU sampling).
 
 SHELL   := /bin/bash
 CC      ?= cc
@@ -20,8 +21,6 @@ ifeq ($(STATIC),1)
 # libcrypto.a too: such a binary does not use the host's OpenSSL or its
 # FIPS module (docs/security.md).
 LDFLAGS += -static
-# NVML cannot be loaded into it (recorder/gpu/gpu.c says why).
-CPPFLAGS += -DGR_STATIC_GLIBC=1
 RLIBS   := $(NONSS) -lbpf -lelf -l:libuv_a.a $(LIBS) -lstdc++
 else ifeq ($(PKG),1)
 # The packages' binaries (make deb / make rpm, built in build/pkgbin):
@@ -548,7 +547,7 @@ help:
 	@echo "make store-demo  a synthetic recording made by the store, queried"
 	@echo "make docs    regenerate docs/schema.md from the schema"
 	@echo "make STATIC=1  link statically (for the GPU machine; libcrypto"
-	@echo "             too: not the host's FIPS module)"
+	@echo "             too: not the host's FIPS module; no NVML: PKG=1 samples)"
 	@echo "make deb, make rpm  the packages, in build/pkg (VERSION=x.y.z"
 	@echo "             overrides the version; docs/packaging.md)"
 	@echo "make pkg-test  (root) lintian, rpmlint, install/upgrade/purge"

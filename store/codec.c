@@ -47,7 +47,6 @@ void gr_buf__free(struct gr_buf *b)
 
 struct gr_encoder {
 	ZSTD_CCtx *zc;
-	int level;
 	struct gr_buf raw; /* one column, before compression */
 	struct gr_buf data; /* every column's stored bytes */
 	uint64_t *zz;       /* zigzagged values of one column */
@@ -71,7 +70,6 @@ struct gr_encoder *gr_encoder__new(int level)
 		errno = ENOMEM;
 		return NULL;
 	}
-	e->level = level;
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(e->zc, ZSTD_c_compressionLevel,
 						 level))) {
 		ZSTD_freeCCtx(e->zc);
@@ -286,13 +284,14 @@ static size_t compress_planes(struct gr_encoder *e, uint8_t *dst, size_t cap)
 
 /* Appends e->raw to e->data, compressed unless it is too small to gain
  * or zstd does not shrink it.  Sets *stored to the bytes appended and
- * GR_ENC_ZSTD in *flags when compressed.  Returns 0, -ENOMEM or -EIO. */
+ * GR_ENC_ZSTD in *flags when compressed (a zstd failure stores it raw).
+ * Returns 0 or -ENOMEM. */
 static int store_column(struct gr_encoder *e, uint8_t *flags, size_t *stored)
 {
 	int err;
 	*stored = e->raw.len;
 	if (e->raw.len >= 64) {
-		/* The bound, and a block header for each cut. */
+		/* The bound, and spare room for a block header a cut. */
 		size_t bound = ZSTD_compressBound(e->raw.len) + 8 * 3;
 		if ((err = gr_buf__reserve(&e->data, bound)))
 			return err;

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <link.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -851,18 +853,31 @@ static void *waiter_main(void *arg)
 
 /* ---- open ---------------------------------------------------------------------- */
 
+/* Whether this program is linked statically: its program headers name no
+ * interpreter (PT_INTERP).  Asked at run time, where a build flag could
+ * outlive a rebuild of the objects. */
+static int linked_statically(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	unsigned long n = getauxval(AT_PHNUM);
+	for (unsigned long i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return 0;
+	return ph != NULL;
+}
+
 static int load_nvml(struct gr_gpu *g)
 {
 	struct nvml *n = &g->n;
-#ifdef GR_STATIC_GLIBC
 	/* libnvidia-ml.so.1 needs libc.so.6, whose second copy dlopen()
 	 * loads into a statically linked process uninitialized: NVML's
 	 * first call died of a divide error in it (H200, driver 580). */
-	g->o.log("gpu: this gpurecd is linked statically (make STATIC=1) and "
-		 "cannot load NVML: GPU sampling off (the packages' gpurecd "
-		 "samples)");
-	return -1;
-#endif
+	if (linked_statically()) {
+		g->o.log("gpu: this gpurecd is linked statically (make "
+			 "STATIC=1) and cannot load NVML: GPU sampling and "
+			 "Xid recording off (the packages' gpurecd has both)");
+		return -1;
+	}
 	n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!n->lib) {
 		const char *e = dlerror();
