@@ -236,18 +236,13 @@ out:
 	pthread_mutex_unlock(&stop.lock);
 }
 
-/* Non-zero interrupts the running statement. */
+/* Non-zero interrupts the running statement: the scans' own test, which
+ * also sees a Ctrl-C that came before the statement's first step (that
+ * step clears SQLite's own interrupt flag). */
 static int progress(void *ctx)
 {
 	(void)ctx;
-	/* Ctrl-C: also one that came before the statement's first step,
-	 * which clears SQLite's own interrupt flag. */
-	if (atomic_load(&interrupted))
-		return 1;
-	if (mono_ns() < lim.deadline_ns)
-		return 0;
-	lim.expired = true;
-	return 1;
+	return gr_limits__stop();
 }
 
 int gr_limits__expired(void)

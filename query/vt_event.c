@@ -401,6 +401,11 @@ static uint32_t keep_rows(const struct filt *f, const int64_t *v,
  * false).  Returns 0 or -ENOMEM. */
 static int select_rows(struct cursor *c, const uint32_t *rows, uint32_t n)
 {
+	if (!c->nf) { /* rows (never NULL then) are the selection */
+		c->sel = rows;
+		c->nsel = n;
+		return 0;
+	}
 	/* sel must not be NULL, even for no rows: NULL means every row. */
 	if (n > c->selcap || !c->selbuf) {
 		uint32_t cap = n ? n : 1;
@@ -409,9 +414,6 @@ static int select_rows(struct cursor *c, const uint32_t *rows, uint32_t n)
 			return -ENOMEM;
 		c->selbuf = p;
 		c->selcap = cap;
-	}
-	if (!c->nf) {
-		memcpy(c->selbuf, rows, (size_t)n * sizeof(*rows));
 	}
 	for (int i = 0; i < c->nf && n; i++) {
 		const struct filt *f = &c->f[i];

@@ -26,23 +26,15 @@ dpid=$!
 for _ in $(seq 100); do grep -q "gpurecd: ready" "$OUT/gpurecd-disk.log" && break; sleep 0.1; done
 
 train() {
-	python3 - "$SECS" <<'PY'
+	PYTHONPATH="$(dirname "$0")" python3 - "$SECS" <<'PY'
 import sys, time, torch
+from mlp import make_step
 secs = float(sys.argv[1])
-dev = torch.device("cuda")
-torch.manual_seed(0)
-model = torch.nn.Sequential(
-    torch.nn.Linear(1024, 4096), torch.nn.GELU(),
-    torch.nn.Linear(4096, 1024), torch.nn.LayerNorm(1024)).to(dev)
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-x = torch.randn(256, 1024, device=dev)
-y = torch.randn(256, 1024, device=dev)
+train_step = make_step(torch.device("cuda"))
 time.sleep(2.5)  # gpurecd's rescan attaches to this process first
 steps, t0 = 0, time.time()
 while time.time() - t0 < secs:
-    opt.zero_grad(set_to_none=True)
-    torch.nn.functional.mse_loss(model(x), y).backward()
-    opt.step()
+    train_step()
     if steps % 10 == 0:
         torch.cuda.synchronize()
     steps += 1

@@ -9,24 +9,12 @@ waits for GR_GO before its window: a process that predates gpurecd.
 """
 import json, os, sys, time
 import torch
+from mlp import make_step  # beside this file
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+
 dev = torch.device("cuda")
-torch.manual_seed(0)
-
-model = torch.nn.Sequential(
-    torch.nn.Linear(1024, 4096), torch.nn.GELU(),
-    torch.nn.Linear(4096, 1024), torch.nn.LayerNorm(1024)).to(dev)
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-x = torch.randn(256, 1024, device=dev)
-y = torch.randn(256, 1024, device=dev)
-
-def train_step():
-    opt.zero_grad(set_to_none=True)
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
+train_step = make_step(dev)
 
 # A CUDA graph of a few elementwise ops and a matmul, replayed.
 static_a = torch.randn(512, 512, device=dev)
