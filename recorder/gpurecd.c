@@ -614,8 +614,14 @@ static void on_flush(uv_timer_t *t)
 		took = interval / 2;
 	d.flush_due_ns = start + interval - took;
 	int64_t wait = d.flush_due_ns - clock_ns(CLOCK_MONOTONIC);
+	/* At least 1 ms: libuv (1.44) runs every timer due at the loop's
+	 * time, which it does not advance while it runs them, so a timer
+	 * started again for 0 ms from its own callback ran again at once,
+	 * forever where each flush took half an interval or more (ASan and
+	 * strace, --flush-interval 100): the loop never reached --duration's
+	 * timer, SIGTERM or the ring buffers. */
 	uv_timer_start(&d.flush_timer, on_flush,
-		       wait > 0 ? (uint64_t)(wait / 1000000) : 0, 0);
+		       wait >= 2000000 ? (uint64_t)(wait / 1000000) : 1, 0);
 }
 
 static void flush_if_due(void)
