@@ -47,7 +47,7 @@ B := build
 STORE_SRC := schema/schema.c store/codec.c store/writer.c store/reader.c \
              store/summary.c \
              store/manifest.c store/verify.c store/crypto.c store/fss.c \
-             store/walview.c store/scan.c common/parse.c
+             store/walview.c store/scan.c store/ncclcoll.c common/parse.c
 VTAB_SRC  := query/vtab.c query/vt_event.c query/vt_grouped.c \
              query/vt_segments.c query/vt_runs.c query/graph_views.c
 QUERY_SRC := query/main.c $(VTAB_SRC) query/sumtab.c query/output.c \
@@ -480,6 +480,7 @@ bench: $(B)/bench-store $(B)/probe-cost $(B)/gpurec $(MOCK_LIBS) \
 	bash bench/graph_kernels_bench.sh $(B)
 	bash bench/busyday.sh $(B) $(BUSYDAY_HOURS) $(BUSYDAY_FLEET_HOURS)
 	bash bench/ncclfleet_bench.sh $(B)
+	bash bench/ncclday_bench.sh $(B)
 	bash bench/restrep_bench.sh $(B)
 
 deps:

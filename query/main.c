@@ -474,7 +474,8 @@ static void print_stats(const struct gr_qctx *q)
 {
 	if (getenv("GPUREC_DEBUG_STATS"))
 		fprintf(stderr, "gpurec: stats: segments_opened=%" PRIu64
-			" blocks_read=%" PRIu64 "\n", q->segments_opened,
+			" nccl_coll_read=%" PRIu64 " blocks_read=%" PRIu64
+			"\n", q->segments_opened, q->coll_blocks_read,
 			q->blocks_read);
 }
 

@@ -57,6 +57,8 @@
 #include "query/nccl_fleet.h"
 #include "query/sqlmem.h"
 #include "query/vt_event.h"
+#include "store/codec.h"
+#include "store/ncclcoll.h"
 
 /* A NULL integer column: never a real pid, rank, nranks or byte count. */
 #define NUL GR_SQ_NULL
@@ -173,14 +175,7 @@ static const char *row_str(const struct cursor *c, int col)
  * rank: the reports' --raw halves filter on the same list. */
 static int is_collective(const char *op)
 {
-	static const char *const ops[] = {
-		"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-		"Reduce", "AllToAll",
-	};
-	for (size_t i = 0; op && i < sizeof(ops) / sizeof(*ops); i++)
-		if (!strcmp(op, ops[i]))
-			return 1;
-	return 0;
+	return op && gr_coll_is_collective(op, strlen(op));
 }
 
 /* Reads the collectives of the nccl table into @l: the rows of "SELECT
@@ -997,11 +992,602 @@ out:
 	return rc;
 }
 
+/* ---- nccl-arrivals' widest collectives, from the blocks' records ------ */
+
+/* nccl_last_arrival(N): the N rows nccl-arrivals shows (the widest
+ * spread first, then the earliest first arrival, then comm_id and seq),
+ * without a row per collective.  Two walks of the nccl blocks: the first
+ * keeps each collective's first and last arrival only (16 bytes a
+ * collective, in pages of consecutive seqs), from the records the writer
+ * kept per block (store/ncclcoll.h, an eighth of the calls with 8 ranks a
+ * host) where a block has them and lies wholly in the window without
+ * --pid, else from the block's calls; the second reads only the blocks
+ * whose time overlaps one of the N chosen collectives and merges their
+ * last rank, the arrival before it, op, bytes and ranks exactly as
+ * walk_collective() does from the calls. */
+
+#define SPAN_BITS 8
+#define SPAN_SEQS (1 << SPAN_BITS)
+
+struct span_page {
+	int64_t comm, base;		/* seqs base .. base + SPAN_SEQS - 1 */
+	int64_t first[SPAN_SEQS];	/* INT64_MAX: no arrival yet */
+	int64_t last[SPAN_SEQS];
+};
+
+struct spans {
+	struct span_page **slot;	/* open addressing; NULL: empty */
+	size_t cap, n;
+	struct span_page *memo;
+};
+
+static void spans_free(struct spans *sp)
+{
+	for (size_t i = 0; i < sp->cap; i++)
+		sqlite3_free(sp->slot[i]);
+	sqlite3_free(sp->slot);
+	memset(sp, 0, sizeof(*sp));
+}
+
+static size_t span_slot(const struct spans *sp, int64_t comm, int64_t base)
+{
+	int64_t k[4] = { comm, base, 0, 0 };
+	size_t i = key_hash(k) & (sp->cap - 1);
+
+	while (sp->slot[i] && (sp->slot[i]->comm != comm ||
+			       sp->slot[i]->base != base))
+		i = (i + 1) & (sp->cap - 1);
+	return i;
+}
+
+/* The page of (comm, seq), made if new; NULL: out of memory. */
+static struct span_page *span_page(struct spans *sp, int64_t comm,
+				   int64_t seq)
+{
+	int64_t base = (int64_t)((uint64_t)seq & ~(uint64_t)(SPAN_SEQS - 1));
+
+	if (sp->memo && sp->memo->comm == comm && sp->memo->base == base)
+		return sp->memo;
+	if (2 * (sp->n + 1) > sp->cap) {
+		size_t cap = sp->cap ? 2 * sp->cap : 64;
+		struct span_page **old = sp->slot;
+		size_t oldcap = sp->cap;
+		if (!(sp->slot = gr_sq_calloc(cap, sizeof(*sp->slot)))) {
+			sp->slot = old;
+			return NULL;
+		}
+		sp->cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i])
+				sp->slot[span_slot(sp, old[i]->comm,
+						   old[i]->base)] = old[i];
+		sqlite3_free(old);
+	}
+	size_t i = span_slot(sp, comm, base);
+	if (!sp->slot[i]) {
+		struct span_page *p = sqlite3_malloc64(sizeof(*p));
+		if (!p)
+			return NULL;
+		p->comm = comm;
+		p->base = base;
+		for (int j = 0; j < SPAN_SEQS; j++) {
+			p->first[j] = INT64_MAX;
+			p->last[j] = INT64_MIN;
+		}
+		sp->slot[i] = p;
+		sp->n++;
+	}
+	return sp->memo = sp->slot[i];
+}
+
+static inline int span_add(struct spans *sp, int64_t comm, int64_t seq,
+			   int64_t first, int64_t last)
+{
+	struct span_page *p = span_page(sp, comm, seq);
+	if (!p)
+		return -ENOMEM;
+	int j = (int)((uint64_t)seq & (SPAN_SEQS - 1));
+	if (first < p->first[j])
+		p->first[j] = first;
+	if (last > p->last[j])
+		p->last[j] = last;
+	return 0;
+}
+
+/* A chosen collective: its key and span from the first walk, then the
+ * merge of its arrivals. */
+struct widest {
+	int64_t comm, seq, first, last;
+	int64_t n, prev;		/* prev: GR_COLL_NULL if alone */
+	struct arrival a;		/* the last arrival (a.ts: its time) */
+};
+
+/* nccl-arrivals' order: whether @a comes before @b. */
+static int wider(const struct widest *a, const struct widest *b)
+{
+	int64_t sa = a->last - a->first, sb = b->last - b->first;
+	if (sa != sb)
+		return sa > sb;
+	if (a->first != b->first)
+		return a->first < b->first;
+	if (a->comm != b->comm)
+		return a->comm < b->comm;
+	return a->seq < b->seq;
+}
+
+/* A heap of the k widest so far, the narrowest at its root. */
+static void heap_push(struct widest *h, size_t *n, size_t k,
+		      const struct widest *x)
+{
+	size_t i;
+	if (*n == k) {
+		if (!k || !wider(x, &h[0]))
+			return;
+		/* Replace the root and sift it down. */
+		i = 0;
+		for (;;) {
+			size_t l = 2 * i + 1, r = l + 1, m = i;
+			const struct widest *mv = x;
+			if (l < *n && wider(mv, &h[l]))
+				m = l, mv = &h[l];
+			if (r < *n && wider(mv, &h[r]))
+				m = r;
+			if (m == i)
+				break;
+			h[i] = h[m];
+			i = m;
+		}
+		h[i] = *x;
+		return;
+	}
+	i = (*n)++;
+	while (i && wider(&h[(i - 1) / 2], x)) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = *x;
+}
+
+static int cmp_widest(const void *pa, const void *pb)
+{
+	const struct widest *a = pa, *b = pb;
+	return wider(a, b) ? -1 : wider(b, a) ? 1 : 0;
+}
+
+struct arr_walk {
+	struct gr_qctx *q;
+	int pass;			/* 1: spans; 2: the chosen ones */
+	struct spans sp;
+	struct widest *w;		/* pass 2: the chosen, widest first */
+	size_t nw;
+	struct idmap wm;		/* (comm, seq) -> index into w */
+	struct nccl_load *l;		/* names: hosts and ops */
+	struct gr_decoder *dec;
+	struct gr_block blk;
+	int64_t *cv[GR_COLL_NCOLS];
+	uint8_t *cn[GR_COLL_NCOLS];
+	uint32_t cap;
+	struct { char *path; int64_t max; } *seen; /* seen_max() */
+	int nseen, capseen, lastseen;
+	int err;			/* -ENOMEM or -EINTR: end the walk */
+};
+
+static void arr_walk_free(struct arr_walk *aw)
+{
+	spans_free(&aw->sp);
+	sqlite3_free(aw->w);
+	idmap_free(&aw->wm);
+	gr_decoder__free(aw->dec);
+	gr_block__free(&aw->blk);
+	for (int i = 0; i < GR_COLL_NCOLS; i++) {
+		sqlite3_free(aw->cv[i]);
+		sqlite3_free(aw->cn[i]);
+	}
+	for (int i = 0; i < aw->nseen; i++)
+		sqlite3_free(aw->seen[i].path);
+	sqlite3_free(aw->seen);
+}
+
+/* Merges an arrival, or a host's record of several (n of them, the last
+ * one's time ts, rank, pid, op, bytes and nranks, the one before it at
+ * prev), into chosen collective @x, as walk_collective() would. */
+static void widest_add(struct widest *x, int host, int64_t n, int64_t first,
+		       int64_t ts, int64_t prev, int64_t rank, int64_t pid,
+		       int op, int64_t bytes, int64_t nranks,
+		       char *const *names)
+{
+	int wins;
+
+	if (!x->n) {
+		wins = 1;
+		x->first = first;
+		x->prev = prev;
+	} else {
+		const struct arrival *a = &x->a;
+		int c = strcmp(names[host], names[a->host]);
+		wins = ts != a->ts ? ts > a->ts : c ? c < 0 : rank < a->rank;
+		if (first < x->first)
+			x->first = first;
+		/* The one before the last: the latest of the others. */
+		int64_t other = wins ? (prev > a->ts ? prev : a->ts)
+				     : (ts > x->prev ? ts : x->prev);
+		x->prev = other;
+	}
+	x->n += n;
+	if (wins) {
+		x->a.ts = ts;
+		x->a.host = host;
+		x->a.rank = rank;
+		x->a.pid = pid;
+		x->a.op = op;
+		x->a.bytes = bytes;
+		x->a.nranks = nranks;
+	}
+}
+
+/* Decodes the columns in mask of the records block (p, len) into aw->cv.
+ * Returns 0, or -1 where it does not decode (read from the calls then). */
+static int coll_decode(struct arr_walk *aw, const uint8_t *p, size_t len,
+		       uint32_t nrows, uint32_t mask)
+{
+	if (gr_block__parse(&aw->blk, p, len) || aw->blk.nrows != nrows ||
+	    aw->blk.ncols != GR_COLL_NCOLS)
+		return -1;
+	if (nrows > aw->cap) {
+		for (int i = 0; i < GR_COLL_NCOLS; i++) {
+			int64_t *v = sqlite3_realloc64(aw->cv[i],
+						       nrows * sizeof(*v));
+			uint8_t *z = sqlite3_realloc64(aw->cn[i],
+						       (nrows + 7) / 8);
+			if (v)
+				aw->cv[i] = v;
+			if (z)
+				aw->cn[i] = z;
+			if (!v || !z) {
+				aw->err = -ENOMEM;
+				return -1;
+			}
+		}
+		aw->cap = nrows;
+	}
+	for (int i = 0; i < GR_COLL_NCOLS; i++) {
+		int has;
+		if (!(mask >> i & 1))
+			continue;
+		if (gr_decoder__column(aw->dec, &aw->blk, i, aw->cv[i],
+				       aw->cn[i], &has))
+			return -1;
+		if (!has)
+			continue;
+		for (uint32_t r = 0; r < nrows; r++)
+			if (aw->cn[i][r >> 3] >> (r & 7) & 1)
+				aw->cv[i][r] = GR_COLL_NULL;
+	}
+	return 0;
+}
+
+/* Whether block h overlaps one of the chosen collectives' spans. */
+static int overlaps_chosen(const struct arr_walk *aw,
+			   const struct gr_scan_hdr *h)
+{
+	for (size_t i = 0; i < aw->nw; i++)
+		if (h->ts_max >= aw->w[i].first && h->ts_min <= aw->w[i].last)
+			return 1;
+	return 0;
+}
+
+/* The highest block id pass 1 met in the segment at @path (-1: none), or,
+ * with @id >= 0, notes @id as met.  Pass 2 reads no block pass 1 did not
+ * (a segment still written gains blocks between the walks).  Returns -2
+ * where the note cannot be kept (out of memory). */
+static int64_t seen_max(struct arr_walk *aw, const char *path, int64_t id)
+{
+	int i = aw->lastseen;
+	if (i < 0 || i >= aw->nseen || strcmp(aw->seen[i].path, path)) {
+		for (i = 0; i < aw->nseen; i++)
+			if (!strcmp(aw->seen[i].path, path))
+				break;
+	}
+	if (i == aw->nseen) {
+		if (id < 0)
+			return -1;
+		if (aw->nseen == aw->capseen) {
+			int cap = aw->capseen ? 2 * aw->capseen : 16;
+			void *s = sqlite3_realloc64(aw->seen,
+						    (size_t)cap * sizeof(*aw->seen));
+			if (!s)
+				return -2;
+			aw->seen = s;
+			aw->capseen = cap;
+		}
+		if (!(aw->seen[i].path = gr_sq_strdup(path)))
+			return -2;
+		aw->seen[i].max = -1;
+		aw->nseen++;
+	}
+	aw->lastseen = i;
+	if (id > aw->seen[i].max)
+		aw->seen[i].max = id;
+	return aw->seen[i].max;
+}
+
+/* Answers for a block from its records (p, len; nrows): returns 1 once
+ * they are merged, 0 where the block must be read from its calls (they do
+ * not decode, reach outside the window, or name an op the segment's
+ * dictionary lacks or that is no collective: then nothing is merged, in
+ * either walk, so that both take the same blocks from the same source). */
+static int from_records(struct arr_walk *aw, struct gr_segment *s,
+			const uint8_t *p, size_t len, uint32_t nrows)
+{
+	struct gr_qctx *q = aw->q;
+	uint32_t mask = aw->pass == 1 ?
+		1u << GR_COLL_COMM | 1u << GR_COLL_SEQ | 1u << GR_COLL_FIRST |
+		1u << GR_COLL_LAST | 1u << GR_COLL_OP :
+		(1u << GR_COLL_NCOLS) - 1;
+	int64_t *const *v = aw->cv;
+	char *err = NULL;
+	int64_t memo = GR_COLL_NULL;
+	const char *op = NULL;
+	uint32_t olen;
+	int oi = -1, hi = -1;
+
+	if (coll_decode(aw, p, len, nrows, mask))
+		return 0;
+	/* The records' own times, under their checksum, decide whether the
+	 * block lies in the window (its header row is not covered). */
+	for (uint32_t r = 0; r < nrows; r++)
+		if (v[GR_COLL_FIRST][r] < q->since ||
+		    v[GR_COLL_LAST][r] > q->until)
+			return 0;
+	if (gr_segment__load_dict(s, &err)) {
+		free(err);
+		return 0;
+	}
+	const struct gr_dict *d = gr_segment__dict(s);
+	for (uint32_t r = 0; r < nrows; r++) {
+		if (v[GR_COLL_OP][r] == memo)
+			continue;
+		memo = v[GR_COLL_OP][r];
+		op = memo == GR_COLL_NULL ? NULL :
+		     gr_dict__str(d, (uint32_t)memo, &olen);
+		if (!op || !is_collective(op))
+			return 0;
+	}
+	if (aw->pass == 1) {
+		for (uint32_t r = 0; r < nrows; r++)
+			if (span_add(&aw->sp, v[GR_COLL_COMM][r],
+				     v[GR_COLL_SEQ][r], v[GR_COLL_FIRST][r],
+				     v[GR_COLL_LAST][r])) {
+				/* Half merged: the walk must end, not read
+				 * the block again from its calls. */
+				aw->err = -ENOMEM;
+				return 1;
+			}
+		return 1;
+	}
+	const char *host = gr_segment__info(s)->host;
+	memo = GR_COLL_NULL;
+	for (uint32_t r = 0; r < nrows; r++) {
+		int64_t k[4] = { v[GR_COLL_COMM][r], v[GR_COLL_SEQ][r] };
+		int64_t i = idmap_find(&aw->wm, k);
+		if (i < 0)
+			continue;
+		if (hi < 0 && (hi = intern(aw->l, host ? host : "", -1)) < 0) {
+			aw->err = -ENOMEM;
+			return 1;
+		}
+		if (v[GR_COLL_OP][r] != memo) {
+			memo = v[GR_COLL_OP][r];
+			op = gr_dict__str(d, (uint32_t)memo, &olen);
+			if ((oi = intern(aw->l, op, oi)) < 0) {
+				aw->err = -ENOMEM;
+				return 1;
+			}
+		}
+		widest_add(&aw->w[i], hi, v[GR_COLL_N][r], v[GR_COLL_FIRST][r],
+			   v[GR_COLL_LAST][r], v[GR_COLL_PREV][r],
+			   v[GR_COLL_RANK][r], v[GR_COLL_PID][r], oi,
+			   v[GR_COLL_BYTES][r], v[GR_COLL_NRANKS][r],
+			   aw->l->names);
+	}
+	return 1;
+}
+
+/* The scan's skip test (gr_scan_skip_fn): answers for a block from its
+ * records where it can (returns 1), else leaves it to be read; skips
+ * every block once the walk must end (aw->err: out of memory, or q->stop
+ * said stop, which the scan asks only between blocks it reads). */
+static int arr_skip(void *ctx, struct gr_segment *s,
+		    const struct gr_scan_hdr *h)
+{
+	struct arr_walk *aw = ctx;
+	struct gr_qctx *q = aw->q;
+	const char *path = gr_segment__info(s)->path;
+	const uint8_t *p;
+	size_t len;
+	uint32_t nrows;
+
+	if (!aw->err && q->stop && q->stop())
+		aw->err = -EINTR;
+	if (aw->err)
+		return 1;
+	int64_t seen = seen_max(aw, path, aw->pass == 1 ? h->id : -1);
+	if (seen == -2) {
+		aw->err = -ENOMEM;
+		return 1;
+	}
+	if (aw->pass == 2 && (h->id > seen || !overlaps_chosen(aw, h)))
+		return 1;
+	if (q->has_pid || h->ts_min < q->since || h->ts_max > q->until ||
+	    gr_coll__payload(s, h->id, h->crc, &p, &len, &nrows) != 1)
+		return 0;
+	int took = from_records(aw, s, p, len, nrows);
+	gr_coll__done(s);
+	if (took)
+		__atomic_add_fetch(&q->coll_blocks_read, 1, __ATOMIC_RELAXED);
+	return took;
+}
+
+/* One walk of the nccl blocks (pass aw->pass), the blocks without usable
+ * records read from their calls.  Returns SQLITE_OK or an error code with
+ * *err set. */
+static int arr_pass(struct arr_walk *aw, char **err)
+{
+	enum { C_COMM, C_SEQ, C_PID, C_RANK, C_NRANKS, C_TS, C_OP, C_BYTES,
+	       NC };
+	static const char *const name[NC] = {
+		"comm_id", "seq", "pid", "rank", "nranks", "ts", "op", "bytes",
+	};
+	int col[NC], rc = 0, hhint = -1, ohint = -1;
+	uint64_t need = 0;
+
+	for (int i = 0; i < NC; i++) {
+		col[i] = nccl_col(name[i]);
+		need |= 1ull << col[i];
+	}
+	struct gr_evwalk *w = gr_evwalk__open(aw->q, "nccl", need, 0, 0);
+	if (!w) {
+		*err = sqlite3_mprintf("out of memory reading nccl");
+		return SQLITE_NOMEM;
+	}
+	gr_evwalk__set_skip(w, arr_skip, aw);
+	const struct cursor *r = gr_evwalk__cursor(w);
+#define I(i) (gr_evrow__null(r, col[i]) ? NUL : gr_evrow__int(r, col[i]))
+	while (!aw->err && (rc = gr_evwalk__next(w)) == 1) {
+		if (gr_evrow__null(r, col[C_SEQ]) ||
+		    gr_evrow__null(r, col[C_COMM]))
+			continue;
+		const char *op = row_str(r, col[C_OP]);
+		if (!is_collective(op))
+			continue;
+		int64_t comm = gr_evrow__int(r, col[C_COMM]);
+		int64_t seq = gr_evrow__int(r, col[C_SEQ]);
+		int64_t ts = gr_evrow__null(r, col[C_TS]) ? 0 :
+			     gr_evrow__int(r, col[C_TS]);
+		if (aw->pass == 1) {
+			if (span_add(&aw->sp, comm, seq, ts, ts))
+				aw->err = -ENOMEM;
+			continue;
+		}
+		int64_t k[4] = { comm, seq };
+		int64_t i = idmap_find(&aw->wm, k);
+		if (i < 0)
+			continue;
+		const char *host = gr_evwalk__host(w);
+		hhint = intern(aw->l, host ? host : "", hhint);
+		ohint = intern(aw->l, op, ohint);
+		if (hhint < 0 || ohint < 0) {
+			aw->err = -ENOMEM;
+			break;
+		}
+		widest_add(&aw->w[i], hhint, 1, ts, ts, NUL, I(C_RANK),
+			   I(C_PID), ohint, I(C_BYTES), I(C_NRANKS),
+			   aw->l->names);
+	}
+#undef I
+	gr_evwalk__close(w);
+	if (aw->err)
+		rc = aw->err;
+	if (rc < 0)
+		return gr_vtab__walk_error(rc, "nccl", err);
+	return SQLITE_OK;
+}
+
+/* nccl_last_arrival(k): fills @l (names and one arrival per row: the
+ * last) and *rows (*nrows <= k of them, widest first). */
+static int widest_collectives(struct gr_qctx *q, int64_t k,
+			      struct nccl_load *l, struct coll_row **rows,
+			      size_t *nrows, char **err)
+{
+	struct arr_walk aw = { .q = q, .pass = 1, .l = l, .lastseen = -1 };
+	size_t n = 0;
+	int rc;
+
+	*rows = NULL;
+	*nrows = 0;
+	if (!(aw.dec = gr_decoder__new())) {
+		rc = SQLITE_NOMEM;
+		goto out;
+	}
+	if ((rc = arr_pass(&aw, err)) != SQLITE_OK)
+		goto out;
+	/* The k widest of the spans. */
+	size_t have = 0;
+	for (size_t i = 0; i < aw.sp.cap; i++) {
+		const struct span_page *p = aw.sp.slot[i];
+		for (int j = 0; p && j < SPAN_SEQS; j++)
+			have += p->last[j] != INT64_MIN;
+	}
+	if ((uint64_t)k > have)
+		k = (int64_t)have;
+	if (!(aw.w = gr_sq_calloc(k ? (size_t)k : 1, sizeof(*aw.w)))) {
+		rc = SQLITE_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < aw.sp.cap; i++) {
+		const struct span_page *p = aw.sp.slot[i];
+		for (int j = 0; p && j < SPAN_SEQS; j++) {
+			if (p->last[j] == INT64_MIN)
+				continue;
+			struct widest x = {
+				.comm = p->comm, .seq = p->base + j,
+				.first = p->first[j], .last = p->last[j],
+			};
+			heap_push(aw.w, &n, (size_t)k, &x);
+		}
+	}
+	spans_free(&aw.sp);
+	qsort(aw.w, n, sizeof(*aw.w), cmp_widest);
+	aw.nw = n;
+	for (size_t i = 0; i < n; i++) {
+		int64_t key[4] = { aw.w[i].comm, aw.w[i].seq };
+		if (idmap_get(&aw.wm, key) < 0) {
+			rc = SQLITE_NOMEM;
+			goto out;
+		}
+		/* Merged afresh by the second walk. */
+		aw.w[i].n = 0;
+		aw.w[i].prev = NUL;
+	}
+	aw.pass = 2;
+	if (n && (rc = arr_pass(&aw, err)) != SQLITE_OK)
+		goto out;
+	l->a = sqlite3_malloc64((n ? n : 1) * sizeof(*l->a));
+	*rows = sqlite3_malloc64((n ? n : 1) * sizeof(**rows));
+	if (!l->a || !*rows) {
+		rc = SQLITE_NOMEM;
+		goto out;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct widest *x = &aw.w[i];
+		/* Gone between the walks (retention removed its segment):
+		 * no arrival left to show. */
+		if (!x->n)
+			continue;
+		l->a[m] = x->a;
+		(*rows)[m] = (struct coll_row){
+			.comm = x->comm, .seq = x->seq, .first = x->first,
+			.prev_ts = x->prev, .last = &l->a[m],
+			.n = (int32_t)x->n,
+		};
+		m++;
+	}
+	l->n = l->cap = m;
+	*nrows = m;
+	rc = SQLITE_OK;
+out:
+	arr_walk_free(&aw);
+	return rc;
+}
+
 /* The tables, by the column lists they declare. */
 enum nccl_table { T_SKEW, T_ARRIVAL, T_PACE };
 
-/* nccl_rank_pace's argument: the collectives per iteration. */
+/* nccl_rank_pace's argument: the collectives per iteration;
+ * nccl_last_arrival's: how many of the widest collectives. */
 #define PACE_ARG_COL 11
+#define ARRIVAL_ARG_COL 12
 
 static const char *const table_ddl[] = {
 	[T_SKEW] = "CREATE TABLE x(host TEXT, rank INTEGER, pid INTEGER, "
@@ -1011,7 +1597,8 @@ static const char *const table_ddl[] = {
 	[T_ARRIVAL] = "CREATE TABLE x(comm_id INTEGER, seq INTEGER, "
 		      "op TEXT, bytes INTEGER, n INTEGER, nranks INTEGER, "
 		      "first_ts INTEGER, last_ts INTEGER, last_host TEXT, "
-		      "last_rank INTEGER, last_pid INTEGER, prev_ts INTEGER)",
+		      "last_rank INTEGER, last_pid INTEGER, prev_ts INTEGER, "
+		      "arg HIDDEN INTEGER)",
 	[T_PACE] = "CREATE TABLE x(host TEXT, rank INTEGER, pid INTEGER, "
 		   "comm_id INTEGER, collectives INTEGER, last_seq INTEGER, "
 		   "comm_last_seq INTEGER, per_iter INTEGER, iter_ns REAL, "
@@ -1067,12 +1654,13 @@ static int nf_best_index(sqlite3_vtab *v, sqlite3_index_info *ii)
 {
 	/* No other constraint is used: the rows exist only once every call
 	 * has been read, and SQLite filters them. */
+	enum nccl_table t = ((struct nf_vtab *)v)->t;
 	ii->estimatedCost = 1e6;
-	if (((struct nf_vtab *)v)->t != T_PACE)
+	if (t == T_SKEW)
 		return SQLITE_OK;
 	for (int i = 0; i < ii->nConstraint; i++) {
 		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
-		if (c->iColumn != PACE_ARG_COL)
+		if (c->iColumn != (t == T_PACE ? PACE_ARG_COL : ARRIVAL_ARG_COL))
 			continue;
 		/* The argument is no filter: any other use of it would
 		 * answer wrongly, so refuse the plan. */
@@ -1131,6 +1719,21 @@ static int nf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxstr,
 	int rc;
 
 	cursor_reset(c);
+	if (v->t == T_ARRIVAL && idx == 1 && argc == 1) {
+		/* nccl_last_arrival(k): the k widest only, as nccl-arrivals
+		 * shows them; a k that is no count gives no rows. */
+		int64_t k = sqlite3_value_type(argv[0]) == SQLITE_INTEGER ?
+			    sqlite3_value_int64(argv[0]) : 0;
+		if (k <= 0)
+			return SQLITE_OK;
+		rc = widest_collectives(v->q, k, &c->l, &c->coll, &c->n,
+					&err);
+		if (rc != SQLITE_OK) {
+			sqlite3_free(v->base.zErrMsg);
+			v->base.zErrMsg = err;
+		}
+		return rc;
+	}
 	rc = load(v->q, &c->l, &err);
 	if (rc != SQLITE_OK) {
 		sqlite3_free(v->base.zErrMsg);

@@ -854,6 +854,11 @@ int gr_evwalk__next(struct gr_evwalk *w)
 	return gr_evscan__seek(c);
 }
 
+void gr_evwalk__set_skip(struct gr_evwalk *w, gr_scan_skip_fn fn, void *ctx)
+{
+	gr_scan__set_skip(w->c.scan, fn, ctx);
+}
+
 int gr_evwalk__segment(const struct gr_evwalk *w)
 {
 	return w->c.si;

@@ -134,6 +134,9 @@ int gr_evwalk__next(struct gr_evwalk *w);
 /* The catalog index of the row's segment: rows come by segment, in
  * catalog order, then in the order a query reads them. */
 int gr_evwalk__segment(const struct gr_evwalk *w);
+/* Lets fn answer for blocks before they are read (store/scan.h): a
+ * block it takes is not walked. */
+void gr_evwalk__set_skip(struct gr_evwalk *w, gr_scan_skip_fn fn, void *ctx);
 const struct cursor *gr_evwalk__cursor(const struct gr_evwalk *w);
 const struct gr_dict *gr_evwalk__dict(const struct gr_evwalk *w);
 /* The row's host (the table's host column). */

@@ -24,6 +24,7 @@ struct gr_qctx {
 	int (*stop)(void);
 	/* Statistics, for tests and benchmarks. */
 	uint64_t blocks_read, blocks_skipped, segments_opened;
+	uint64_t coll_blocks_read; /* nccl blocks answered by their records */
 };
 
 /* Warns on q->warn that a segment (catalog index si, or -1) is skipped or

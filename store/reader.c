@@ -333,6 +333,7 @@ void gr_segment__close(struct gr_segment *s)
 		return;
 	sqlite3_finalize(s->blocks_stmt);
 	sqlite3_finalize(s->payload_stmt);
+	sqlite3_finalize(s->coll_stmt);
 	sqlite3_close(s->db);
 	gr_dict__free(s->dict);
 	free(s->info.path);
@@ -616,6 +617,21 @@ int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
 int gr_segment__next_block_unless(struct gr_segment *s, struct gr_blockref *b,
 				  int64_t held_id, char **err)
 {
+	int rc = gr_segment__next_header(s, b, err);
+	if (rc <= 0)
+		return rc;
+	if (b->id == held_id) {
+		/* Checked when it was read; blocks never change once written. */
+		b->payload = NULL;
+		b->len = 0;
+		return 1;
+	}
+	return gr_segment__block_payload(s, b, err);
+}
+
+int gr_segment__next_header(struct gr_segment *s, struct gr_blockref *b,
+			    char **err)
+{
 	sqlite3_stmt *st = s->blocks_stmt;
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
@@ -628,13 +644,16 @@ int gr_segment__next_block_unless(struct gr_segment *s, struct gr_blockref *b,
 	b->count = sqlite3_column_int64(st, 1);
 	b->ts_min = sqlite3_column_int64(st, 2);
 	b->ts_max = sqlite3_column_int64(st, 3);
-	if (b->id == held_id) {
-		/* Checked when it was read; blocks never change once written. */
-		b->payload = NULL;
-		b->len = 0;
-		return 1;
-	}
-	uint32_t crc = (uint32_t)sqlite3_column_int64(st, 4);
+	b->crc = (uint32_t)sqlite3_column_int64(st, 4);
+	b->payload = NULL;
+	b->len = 0;
+	return 1;
+}
+
+int gr_segment__block_payload(struct gr_segment *s, struct gr_blockref *b,
+			      char **err)
+{
+	int rc;
 	/* The payload by a statement of its own: a step of the headers'
 	 * would copy it out of its overflow pages for a block held. */
 	sqlite3_stmt *ps = s->payload_stmt;
@@ -658,7 +677,7 @@ int gr_segment__next_block_unless(struct gr_segment *s, struct gr_blockref *b,
 	b->payload = sqlite3_column_blob(ps, 0);
 	b->len = (size_t)sqlite3_column_bytes(ps, 0);
 	if (gr_block_crc(s->cur_table, b->ts_min, b->ts_max, b->count,
-			 b->payload, b->len) != crc) {
+			 b->payload, b->len) != b->crc) {
 		*err = fmt_err("block %lld of %s fails its checksum",
 			       (long long)b->id, s->cur_table);
 		return -EBADMSG;

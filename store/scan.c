@@ -44,7 +44,15 @@ struct gr_scan {
 	int order_col;
 	uint32_t *order, *sel;
 	uint32_t order_cap;
+	gr_scan_skip_fn skip;
+	void *skip_ctx;
 };
+
+void gr_scan__set_skip(struct gr_scan *sc, gr_scan_skip_fn fn, void *ctx)
+{
+	sc->skip = fn;
+	sc->skip_ctx = ctx;
+}
 
 struct gr_scan *gr_scan__new(void)
 {
@@ -164,15 +172,27 @@ int gr_scan__next(struct gr_scan *sc, struct gr_scan_block *b, char **err)
 	int same = sc->held_mask && sc->held_serial == sc->s->serial &&
 		   sc->held_t == sc->t;
 	int holds = same && !(sc->mask & ~sc->held_mask);
-	int rc = gr_segment__next_block_unless(sc->s, &br,
-					       holds ? sc->held_id : INT64_MIN,
-					       err);
-	if (rc > 0 && holds && !br.payload && br.id == sc->held_id) {
+	int rc;
+	for (;;) {
+		rc = gr_segment__next_header(sc->s, &br, err);
+		if (rc <= 0 || !sc->skip)
+			break;
+		struct gr_scan_hdr h = {
+			.id = br.id, .count = br.count, .ts_min = br.ts_min,
+			.ts_max = br.ts_max, .crc = br.crc,
+		};
+		if (!sc->skip(sc->skip_ctx, sc->s, &h))
+			break;
+	}
+	if (rc > 0 && holds && br.id == sc->held_id) {
+		/* Checked when it was read; blocks never change. */
 		b->id = br.id;
 		held_columns(sc, b);
 		b->again = 1;
 		return 1;
 	}
+	if (rc > 0)
+		rc = gr_segment__block_payload(sc->s, &br, err);
 	if (rc <= 0) {
 		if (rc == -EBADMSG)
 			b->id = br.id;

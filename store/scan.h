@@ -41,6 +41,18 @@ struct gr_scan_block {
 	int again;                         /* the block held, not decoded */
 };
 
+/* A block's header row, before its payload is read. */
+struct gr_scan_hdr {
+	int64_t id, count, ts_min, ts_max;
+	uint32_t crc;
+};
+/* Asked of every block the scan reaches, before reading its payload:
+ * non-zero skips it (the caller answered for it some other way). */
+typedef int (*gr_scan_skip_fn)(void *ctx, struct gr_segment *s,
+			       const struct gr_scan_hdr *h);
+/* Sets (fn NULL: clears) the skip test; it stays across restarts. */
+void gr_scan__set_skip(struct gr_scan *sc, gr_scan_skip_fn fn, void *ctx);
+
 /* Steps to the next block.  Returns 1 with *b filled, or 0 at the end.
  * Errors that skip one block (b->id set; the next call goes on):
  *   -EBADMSG  the block fails its checksum (*err says so);

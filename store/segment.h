@@ -20,6 +20,8 @@ struct gr_segment {
 	struct gr_dict *dict;         /* loaded on first use, or NULL */
 	void *blocks_stmt;            /* sqlite3_stmt *: the blocks' headers */
 	void *payload_stmt;           /* sqlite3_stmt *: one block's payload */
+	void *coll_stmt;              /* sqlite3_stmt *: nccl_coll's row */
+	int coll_absent;              /* the segment has no nccl_coll */
 	char cur_table[64];           /* table the blocks stmt walks */
 	/* Unique to this open in the process: a scan keeps a decoded block
 	 * under it (an address may be reused by the next open). */
@@ -36,6 +38,7 @@ int gr_segment__blocks(struct gr_segment *s, const char *table, int64_t lo,
 
 struct gr_blockref {
 	int64_t id, count, ts_min, ts_max;
+	uint32_t crc;           /* as its row has it */
 	const uint8_t *payload; /* valid until the next call */
 	size_t len;
 };
@@ -49,5 +52,11 @@ int gr_segment__next_block(struct gr_segment *s, struct gr_blockref *b,
  * and len 0, unread and unchecked: the caller holds it decoded already. */
 int gr_segment__next_block_unless(struct gr_segment *s, struct gr_blockref *b,
 				  int64_t held_id, char **err);
+/* gr_segment__next_block() in two steps: the next block's header row
+ * (payload NULL), then its payload, read and checked (-EBADMSG). */
+int gr_segment__next_header(struct gr_segment *s, struct gr_blockref *b,
+			    char **err);
+int gr_segment__block_payload(struct gr_segment *s, struct gr_blockref *b,
+			      char **err);
 
 #endif

@@ -62,6 +62,7 @@
 #include "store/crypto.h"
 #include "store/fss.h"
 #include "store/store.h"
+#include "store/ncclcoll.h"
 #include "store/summary.h"
 
 #define DICT_CAP_STRINGS (1u << 20)
@@ -170,6 +171,11 @@ struct gr_writer {
 	struct tabbuf tabs[GR_NTABLES];
 	struct gr_encoder *enc;
 	struct gr_buf payload;
+	/* nccl blocks' collectives (ncclcoll.h) and their statement. */
+	struct gr_coll_builder *coll;
+	struct gr_buf coll_payload;
+	sqlite3_stmt *ins_coll;
+	int coll_warned;
 	/* Scratch for grouping a block's rows by thread. */
 	uint32_t *perm, *grp, *gstart, *gkey_slot;
 	int64_t *gkeys;
@@ -478,7 +484,8 @@ static void finalize_stmts(struct gr_writer *w)
 	sqlite3_finalize(w->ins_block);
 	sqlite3_finalize(w->ins_dict);
 	sqlite3_finalize(w->ins_sum);
-	w->ins_block = w->ins_dict = w->ins_sum = NULL;
+	sqlite3_finalize(w->ins_coll);
+	w->ins_block = w->ins_dict = w->ins_sum = w->ins_coll = NULL;
 }
 
 /* The temporary name a segment is built under: not a segment name, so no
@@ -706,7 +713,9 @@ static int segment_create(struct gr_writer *w)
 static int segment_build(struct gr_writer *w, int64_t real)
 {
 	int err;
-	if ((err = exec_sql(w, segment_ddl)) || (err = exec_sql(w, gr_sum_ddl)))
+	w->coll_warned = 0;
+	if ((err = exec_sql(w, segment_ddl)) || (err = exec_sql(w, gr_sum_ddl)) ||
+	    (err = exec_sql(w, gr_coll_ddl)))
 		return err;
 
 	int64_t offset = real - now_ns(CLOCK_BOOTTIME);
@@ -1473,6 +1482,74 @@ static void block_insert(struct gr_writer *w, const char *name,
 	txn_step(w, w->ins_block, "block");
 }
 
+static int coll_is_collective(void *ctx, int64_t id)
+{
+	struct gr_writer *w = ctx;
+	return id > 0 && (uint64_t)id <= w->ndict &&
+	       gr_coll_is_collective(w->strs[id], w->lens[id]);
+}
+
+/* Stores the collectives of the nccl block just inserted (ncclcoll.h).
+ * They only speed readers up, who read a block without them from its
+ * calls: a failure is logged once a segment and loses nothing. */
+static void coll_insert(struct gr_writer *w, const struct tabbuf *tb,
+			uint32_t crc)
+{
+	struct gr_colbuf cols[GR_nccl__NCOLS] = { { 0 } };
+	uint32_t nrec;
+	int err;
+
+	if (w->txn_err)
+		return;
+	for (int j = 0; j < tb->nstored; j++)
+		cols[tb->colidx[j]] = tb->cols[j];
+	int64_t block = sqlite3_last_insert_rowid(w->db);
+	if ((err = gr_coll_builder__encode(w->coll, cols, tb->n,
+					   coll_is_collective, w, w->enc,
+					   &w->coll_payload, &nrec))) {
+		if (!w->coll_warned++)
+			wlog(w, "%s: nccl collectives: %s", w->seg_path,
+			     strerror(-err));
+		return;
+	}
+	if (!nrec)
+		return;
+	if (!w->ins_coll &&
+	    sqlite3_prepare_v3(w->db, "INSERT INTO " GR_COLL_TABLE
+			       " VALUES(?,?,?,?)", -1,
+			       SQLITE_PREPARE_PERSISTENT, &w->ins_coll,
+			       NULL) != SQLITE_OK) {
+		if (!w->coll_warned++)
+			wlog(w, "%s: nccl collectives: %s", w->seg_path,
+			     sqlite3_errmsg(w->db));
+		return;
+	}
+	sqlite3_bind_int64(w->ins_coll, 1, block);
+	sqlite3_bind_int64(w->ins_coll, 2, crc);
+	sqlite3_bind_int64(w->ins_coll, 3,
+			   gr_block_crc(GR_COLL_TABLE, 0, 0, nrec,
+					w->coll_payload.p,
+					w->coll_payload.len));
+	sqlite3_bind_blob(w->ins_coll, 4, w->coll_payload.p,
+			  (int)w->coll_payload.len, SQLITE_STATIC);
+	int rc = sqlite3_step(w->ins_coll);
+	sqlite3_reset(w->ins_coll);
+	if (rc == SQLITE_DONE)
+		return;
+	/* A full disk or an I/O error may have rolled the transaction
+	 * back, its blocks with it: the transaction is broken, as a failed
+	 * block insert breaks it (txn_finish retries it from its log). */
+	if (sqlite3_get_autocommit(w->db) || (rc & 0xff) == SQLITE_FULL ||
+	    (rc & 0xff) == SQLITE_IOERR) {
+		w->txn_err = sql_err(w->db);
+		wlog(w, "%s: nccl collectives insert: %s", w->seg_path,
+		     sqlite3_errmsg(w->db));
+	} else if (!w->coll_warned++) {
+		wlog(w, "%s: nccl collectives: %s", w->seg_path,
+		     sqlite3_errmsg(w->db));
+	}
+}
+
 /* Counts table t's block just written into the segment's summary, the
  * stats and the segment's extent.  Returns 0 or the summary's -errno. */
 static int block_account(struct gr_writer *w, int t, const struct tabbuf *tb)
@@ -1530,6 +1607,8 @@ static int write_block(struct gr_writer *w, int t)
 	if ((err = log_push(w, t, tb, crc)))
 		return err;
 	block_insert(w, name, tb, crc);
+	if (t == GR_T_nccl)
+		coll_insert(w, tb, crc);
 	if ((err = block_account(w, t, tb)))
 		return err;
 	tab_reset(w, tb);
@@ -2129,7 +2208,8 @@ static int writer_buffers(struct gr_writer *w)
 	int err;
 
 	if (!(w->sum = gr_sum__new()) ||
-	    !(w->enc = gr_encoder__new(w->o.zstd_level)))
+	    !(w->enc = gr_encoder__new(w->o.zstd_level)) ||
+	    !(w->coll = gr_coll_builder__new()))
 		return -ENOMEM;
 	tabs_init_layout(w);
 	for (int t = 0; t < GR_NTABLES; t++)
@@ -2186,8 +2266,7 @@ fail:
 	if (w) {
 		w->st.events = 0;
 		if (w->db) {
-			sqlite3_finalize(w->ins_block);
-			sqlite3_finalize(w->ins_dict);
+			finalize_stmts(w);
 			sqlite3_close(w->db);
 			w->db = NULL;
 		}
@@ -2286,6 +2365,8 @@ int gr_writer__close(struct gr_writer *w)
 	free(w->gkeys);
 	free(w->gkey_slot);
 	gr_encoder__free(w->enc);
+	gr_coll_builder__free(w->coll);
+	gr_buf__free(&w->coll_payload);
 	gr_buf__free(&w->payload);
 	gr_sum__free(w->sum);
 	gr_buf__free(&w->sum_buf);

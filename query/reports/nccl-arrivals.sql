@@ -1,14 +1,16 @@
 -- name: nccl-arrivals
 -- description: per NCCL collective (communicator, seq): ranks seen, first arrival, arrival spread across ranks and hosts, the last rank (host, rank, pid) and its lead over the one before; widest spread first
 -- param: limit:count=50 most collectives shown
--- Grouped in C (query/nccl_fleet.c): one row per collective with its
--- first arrival, its last rank and the one before it.
+-- Grouped in C (query/nccl_fleet.c): the :limit widest collectives with
+-- their first arrival, last rank and the one before it, from the records
+-- gpurecd keeps per nccl block (an eighth of the calls with 8 ranks a
+-- host), or from the calls where a block has none.
 SELECT comm_id, seq, op, bytes, n || '/' || nranks AS ranks,
        first_ts, round((last_ts - first_ts) / 1e6, 3) AS spread_ms,
        last_host, last_rank, last_pid,
        round((last_ts - prev_ts) / 1e6, 3) AS lead_ms
-FROM nccl_last_arrival
-ORDER BY last_ts - first_ts DESC, first_ts, comm_id
+FROM nccl_last_arrival(:limit)
+ORDER BY last_ts - first_ts DESC, first_ts, comm_id, seq
 LIMIT :limit
 -- raw:
 WITH c AS (
@@ -29,5 +31,5 @@ SELECT l.comm_id, l.seq, l.op, l.bytes, l.n || '/' || l.nranks AS ranks,
 FROM c l LEFT JOIN c p
   ON p.comm_id = l.comm_id AND p.seq = l.seq AND p.pos = 2
 WHERE l.pos = 1
-ORDER BY l.ts - l.first DESC, l.first, l.comm_id
+ORDER BY l.ts - l.first DESC, l.first, l.comm_id, l.seq
 LIMIT :limit

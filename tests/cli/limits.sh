@@ -178,7 +178,7 @@ rm -rf "$T/big"
 # with the timeout line and the next one runs.
 W="$T/walk"
 synth --data "$W" --events 300000 --memcpy-every 1 --block-rows 5000 --table cuda_kernel --table nccl
-for what in "report memcpy-sync" "report nccl-skew" "sql SELECT pid, count(*) FROM cuda_kernel GROUP BY pid" "sql SELECT count(*) FROM cuda_memcpy WHERE bytes > 0" "sql SELECT count(*) FROM sum_api" "sql SELECT table_rows('cuda_kernel')"; do
+for what in "report memcpy-sync" "report nccl-skew" "report nccl-arrivals" "sql SELECT pid, count(*) FROM cuda_kernel GROUP BY pid" "sql SELECT count(*) FROM cuda_memcpy WHERE bytes > 0" "sql SELECT count(*) FROM sum_api" "sql SELECT table_rows('cuda_kernel')"; do
 	read -r cmd arg <<<"$what"
 	GPUREC_DEBUG_STATS=1 timeout "${CMD_TIMEOUT:-120}" "$GPUREC" --data "$W" --timeout 1ms --format csv "$cmd" "$arg" >/dev/null 2>"$T/err"
 	rc=$?

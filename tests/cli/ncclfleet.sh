@@ -205,24 +205,104 @@ python3 "$(dirname "$0")/flip_block.py" "$seg" 0 nccl ||
 BAD=()
 for i in 0 1 2 4 5 6 7; do BAD+=(--data "$T/host$i"); done
 BAD+=(--data "$V")
-for r in nccl-skew nccl-arrivals rank-pace; do
+for r in nccl-skew rank-pace; do
 	"$GPUREC" --format csv "${BAD[@]}" report $r >"$T/bad.out" 2>"$T/bad.err"
 	"$GPUREC" --format csv "${BAD[@]}" report $r --raw >"$T/bad.raw" 2>"$T/bad.rawerr"
 	eq "$r over a block failing its checksum: --raw's rows and its warning" \
 		"$(cmp -s "$T/bad.out" "$T/bad.raw" && echo same) $(wc -l <"$T/bad.out" | awk '{ print ($1 > 2) ? "rows" : $1 }') $(diff "$T/bad.err" "$T/bad.rawerr" >/dev/null && grep -c "warning: $seg: block [0-9]* of nccl fails its checksum, skipped" "$T/bad.err" | awk '{ print ($1 >= 1) }')" \
 		"same rows 1"
 done
+# nccl-arrivals answers for that block from the records kept beside it,
+# which pass their own checksum: the rows of the recording before the
+# flip, where --raw, reading the calls, skips the block and warns.
+"$GPUREC" --format csv "${BAD[@]}" report nccl-arrivals --param limit=100000 \
+	>"$T/bad.out" 2>"$T/bad.err"
+g "${ALL[@]}" report nccl-arrivals --param limit=100000 >"$T/good.out"
+"$GPUREC" --format csv "${BAD[@]}" report nccl-arrivals --raw \
+	--param limit=100000 >/dev/null 2>"$T/bad.rawerr"
+eq "nccl-arrivals over a block failing its checksum: the rows from its records" \
+	"$(tr -d '\r' <"$T/bad.out" | cmp -s - "$T/good.out" && echo same) $(wc -l <"$T/good.out") $(wc -c <"$T/bad.err") $(grep -c "of nccl fails its checksum" "$T/bad.rawerr")" \
+	"same 1202 0 1"
+
+# --- nccl-arrivals from the records kept per block (store/ncclcoll.h) ------
+# Each host's nccl blocks have their collectives kept beside them, and
+# nccl-arrivals reads those, not the calls: every block once for the
+# spans, then only the blocks overlapping the widest (blocks_read 0).
+nb=0
+for i in 0 1 2 3 4 5 6 7; do
+	for f in "$T"/host$i/*.seg; do
+		nb=$((nb + $(sqlite3 "$f" "SELECT count(*) FROM blocks b JOIN nccl_coll c ON c.block = b.id AND c.crc = b.crc WHERE b.tbl = 'nccl'")))
+	done
+done
+st=$(GPUREC_DEBUG_STATS=1 "$GPUREC" "${ALL[@]}" report nccl-arrivals 2>&1 >/dev/null |
+	sed -n 's/.*nccl_coll_read=\([0-9]*\) blocks_read=\([0-9]*\).*/\2 \1/p')
+read -r br cb <<<"$st"
+eq "nccl-arrivals: every nccl block's records read, no block's calls ($nb blocks)" \
+	"$br $([ "$nb" -ge 16 ] && [ "$cb" -gt "$nb" ] && [ "$cb" -le $((2 * nb)) ] && echo in)" "0 in"
+# The same rows with the records gone (a segment older than them), gone
+# from every other block, or not matching their block, or corrupt: each
+# such block is read from its calls.
+for how in drop half crc payload; do
+	D=()
+	for i in 0 1 2 3 4 5 6 7; do
+		cp -a "$T/host$i" "$T/$how$i"
+		chattr -R -i "$T/$how$i" 2>/dev/null
+		for f in "$T/$how$i"/*.seg; do
+			case $how in
+			drop) sql="DROP TABLE nccl_coll" ;;
+			half) sql="DELETE FROM nccl_coll WHERE block % 2 = 0" ;;
+			crc) sql="UPDATE nccl_coll SET crc = crc + 1 WHERE block % 3 = 0" ;;
+			payload) sql="UPDATE nccl_coll SET payload = CAST(zeroblob(length(payload)) AS BLOB) WHERE block % 3 = 1" ;;
+			esac
+			sqlite3 "$f" "$sql"
+		done
+		D+=(--data "$T/$how$i")
+	done
+	eq "nccl-arrivals, records $how: the same rows as with them" \
+		"$(g "${D[@]}" report nccl-arrivals --param limit=100000 | cmp - "$T/good.out" && echo same)" "same"
+done
+# A segment whose dictionary is gone: each of its blocks is skipped with
+# --raw's warning, from its records as from its calls (the first walk
+# must not count what the second cannot name).
+cp -a "$T/host2" "$T/nodict"
+chattr -R -i "$T/nodict" 2>/dev/null
+f=$(ls "$T/nodict"/*.seg | head -1)
+sqlite3 "$f" "DROP TABLE dict"
+ND=("${ALL[@]:0:4}" --data "$T/nodict" "${ALL[@]:6}")
+"$GPUREC" --format csv "${ND[@]}" report nccl-arrivals --param limit=100000 >"$T/nd.out" 2>"$T/nd.err"; rc=$?
+"$GPUREC" --format csv "${ND[@]}" report nccl-arrivals --param limit=100000 --raw >"$T/nd.raw" 2>"$T/nd.rawerr"
+eq "nccl-arrivals, a segment without its dictionary: --raw's rows and warning" \
+	"$rc $(cmp -s "$T/nd.out" "$T/nd.raw" && echo same) $(wc -l <"$T/nd.out") $(grep -c "$f: dictionary" "$T/nd.err") $(cmp -s "$T/nd.err" "$T/nd.rawerr" && echo same)" \
+	"0 same 1202 1 same"
+"$GPUREC" --format csv "${ND[@]}" report nccl-arrivals --param limit=30 >"$T/nd.out" 2>/dev/null
+"$GPUREC" --format csv "${ND[@]}" report nccl-arrivals --param limit=30 --raw >"$T/nd.raw" 2>/dev/null
+eq "nccl-arrivals, a segment without its dictionary: --raw's 30 widest" \
+	"$(cmp -s "$T/nd.out" "$T/nd.raw" && echo same) $(wc -l <"$T/nd.out")" "same 31"
+st=$(GPUREC_DEBUG_STATS=1 "$GPUREC" --data "$T/drop0" --data "$T/drop1" \
+	report nccl-arrivals 2>&1 >/dev/null |
+	sed -n 's/.*nccl_coll_read=\([0-9]*\) blocks_read=\([0-9]*\).*/\2 \1/p')
+read -r br cb <<<"$st"
+eq "records gone: the blocks read from their calls" \
+	"$([ "$br" -gt 0 ] && echo read) $cb" "read 0"
 
 # The C tables allocate through SQLite, so --max-memory caps them as it caps
 # SQLite's sorts: 1M calls (about 90 MB of records) under a 16M ceiling end
 # with the memory line and exit 1, not with the host's memory.
+# nccl-arrivals keeps 16 bytes a collective (its pages of spans) and
+# answers under it, as without it.
 synth --data "$T/big" --host big --table nccl --nccl-ranks 64 \
 	--nccl-iters 2000 --nccl-step-ms 500 --seed 4 \
 	--start 2026-11-01T00:00:00Z
-for r in nccl-skew nccl-arrivals rank-pace; do
+for r in nccl-skew rank-pace; do
 	out=$("$GPUREC" --data "$T/big" --max-memory 16M report $r 2>&1 >/dev/null); rc=$?
 	eq "$r over 1M calls under --max-memory 16M: the memory line, exit 1" \
 		"$rc $out" "1 gpurec: out of memory: the query needs more than --max-memory allows"
 done
+"$GPUREC" --format csv --data "$T/big" --max-memory 16M report nccl-arrivals \
+	>"$T/big.capped" 2>"$T/big.err"; rc=$?
+"$GPUREC" --format csv --data "$T/big" report nccl-arrivals >"$T/big.out"
+eq "nccl-arrivals over 1M calls under --max-memory 16M: answered, as without it" \
+	"$rc $(wc -c <"$T/big.err") $(wc -l <"$T/big.out") $(cmp -s "$T/big.capped" "$T/big.out" && echo same)" \
+	"0 0 51 same"
 
 finish
