@@ -1006,7 +1006,7 @@ out:
  * last rank, the arrival before it, op, bytes and ranks exactly as
  * walk_collective() does from the calls. */
 
-#define SPAN_BITS 8
+#define SPAN_BITS 10
 #define SPAN_SEQS (1 << SPAN_BITS)
 
 struct span_page {
@@ -1169,6 +1169,10 @@ struct arr_walk {
 	uint32_t cap;
 	struct { char *path; int64_t max; } *seen; /* seen_max() */
 	int nseen, capseen, lastseen;
+	/* Per op id below 1024 of segment seen[opok_seg]: 0 not looked up,
+	 * 1 a collective's, 2 not. */
+	uint8_t opok[1024];
+	int opok_seg;
 	int err;			/* -ENOMEM or -EINTR: end the walk */
 };
 
@@ -1344,13 +1348,30 @@ static int from_records(struct arr_walk *aw, struct gr_segment *s,
 		return 0;
 	}
 	const struct gr_dict *d = gr_segment__dict(s);
+	/* Each op id once a segment (aw->lastseen: seen_max() just found
+	 * this one), not a string compare a record. */
+	if (aw->opok_seg != aw->lastseen) {
+		memset(aw->opok, 0, sizeof(aw->opok));
+		aw->opok_seg = aw->lastseen;
+	}
 	for (uint32_t r = 0; r < nrows; r++) {
-		if (v[GR_COLL_OP][r] == memo)
+		int64_t id = v[GR_COLL_OP][r];
+		if (id == memo)
 			continue;
-		memo = v[GR_COLL_OP][r];
-		op = memo == GR_COLL_NULL ? NULL :
-		     gr_dict__str(d, (uint32_t)memo, &olen);
-		if (!op || !is_collective(op))
+		memo = id;
+		uint8_t *ok = id >= 0 && id < (int64_t)sizeof(aw->opok) ?
+			      &aw->opok[id] : NULL;
+		if (ok && *ok) {
+			if (*ok == 2)
+				return 0;
+			continue;
+		}
+		op = id == GR_COLL_NULL ? NULL :
+		     gr_dict__str(d, (uint32_t)id, &olen);
+		int good = op && is_collective(op);
+		if (ok)
+			*ok = good ? 1 : 2;
+		if (!good)
 			return 0;
 	}
 	if (aw->pass == 1) {
@@ -1499,7 +1520,8 @@ static int widest_collectives(struct gr_qctx *q, int64_t k,
 			      struct nccl_load *l, struct coll_row **rows,
 			      size_t *nrows, char **err)
 {
-	struct arr_walk aw = { .q = q, .pass = 1, .l = l, .lastseen = -1 };
+	struct arr_walk aw = { .q = q, .pass = 1, .l = l, .lastseen = -1,
+			       .opok_seg = -1 };
 	size_t n = 0;
 	int rc;
 
