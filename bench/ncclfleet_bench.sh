@@ -16,8 +16,10 @@
 #   ncclfleet.<report>_ns_per_call  its wall time over the NCCL calls
 #   ncclfleet.<report>_24h_est_s    that time per call times the calls of
 #                                   a day of the same fleet (the recording's
-#                                   span scaled to 24 h): the C form reads
-#                                   every call, so it grows with them
+#                                   span scaled to 24 h): nccl-skew and
+#                                   rank-pace read every call, so they grow
+#                                   with them (nccl-arrivals reads records:
+#                                   bench/ncclday_bench.sh times its day)
 # and ncclfleet.calls, ncclfleet.span_s, ncclfleet.hosts.  RAW=0 skips
 # --raw (minutes over a fleet of 10 minutes or more).
 set -euo pipefail
@@ -79,6 +81,9 @@ for r in nccl-skew nccl-arrivals rank-pace; do
 		echo "ncclfleet.${n}_equals_raw $same"
 	fi
 	echo "ncclfleet.${n}_rss_mb $(( rss / 1024 )) MB"
+	# nccl-arrivals reads the records kept per block, not the calls:
+	# bench/ncclday_bench.sh times it over a day instead.
+	[ "$r" = nccl-arrivals ] && continue
 	awk -v t="$best" -v c="$calls" -v s="$span" 'BEGIN {
 		printf "ncclfleet.'"$n"'_ns_per_call %.0f ns\n", t / c
 		printf "ncclfleet.'"$n"'_24h_est_s %.0f s\n", t * 86400e9 / s / 1e9 }'
