@@ -55,6 +55,24 @@ for j in jobs:
 print(json.dumps({"nproc": int(sys.argv[3]), "ranks": out}))
 PY
 
+# nccl-arrivals reads the records gpurecd kept beside each nccl block
+# (store/ncclcoll.h): the 1,000 widest collectives from them must equal
+# those from every call (nccl_last_arrival without its argument).
+ARR=1
+if [ "$NPROC" -ge 2 ]; then
+	$G report nccl-arrivals --param limit=5
+	Q="comm_id, seq, op, bytes, n, nranks, first_ts, last_ts, last_host, last_rank, last_pid, prev_ts"
+	O="ORDER BY last_ts - first_ts DESC, first_ts, comm_id, seq"
+	GPUREC_DEBUG_STATS=1 $BIN/gpurec --data $W/d --format csv sql \
+		"SELECT $Q FROM nccl_last_arrival(1000) $O" >"$OUT/arr.records" 2>"$OUT/arr.stats"
+	$BIN/gpurec --data $W/d --format csv sql \
+		"SELECT $Q FROM nccl_last_arrival $O LIMIT 1000" >"$OUT/arr.calls"
+	recs=$(sed -n 's/.*nccl_coll_read=\([0-9]*\).*/\1/p' "$OUT/arr.stats")
+	cmp -s "$OUT/arr.records" "$OUT/arr.calls" && [ "${recs:-0}" -gt 0 ] &&
+		[ "$(wc -l <"$OUT/arr.records")" -gt 100 ] && ARR=0
+	echo "nccl-arrivals from $recs blocks' records, $(($(wc -l <"$OUT/arr.records") - 1)) collectives: $([ $ARR = 0 ] && echo "equal to every call's" || echo "NOT equal to every call's")"
+fi
+
 # The checks: issued = recorded per rank and op, bytes, one communicator,
 # no seq hole; with two ranks, nccl-skew's first row is the late rank and
 # its p99 and max lateness are the delay within 10%.
@@ -88,3 +106,6 @@ if nproc >= 2:
 print("nccl-check: %s" % ("ok" if bad == 0 else "%d FAILED" % bad))
 sys.exit(1 if bad else 0)
 PY
+rc=$?
+[ "$ARR" = 0 ] || [ "$NPROC" -lt 2 ] || rc=1
+exit $rc
