@@ -178,20 +178,31 @@ static int is_collective(const char *op)
 	return op && gr_coll_is_collective(op, strlen(op));
 }
 
-/* Reads the collectives of the nccl table into @l: the rows of "SELECT
+/* One call of a collective, as the nccl table gives it: NUL for a NULL
+ * pid, rank, nranks or bytes, ts 0 for a NULL one (never written). */
+struct coll_call {
+	int64_t comm, seq, pid, rank, nranks, ts, bytes;
+	const char *op, *host;		/* valid during the callback */
+};
+
+/* Walks the collectives' calls of the nccl table: the rows of "SELECT
  * comm_id, seq, host, pid, rank, nranks, ts, op, bytes FROM nccl WHERE seq
  * IS NOT NULL AND comm_id IS NOT NULL" whose op is_collective(), in its
  * order, walked from the blocks (vt_event.h), not through SQLite, whose
- * calls per row and column were most of the time.  Returns SQLITE_OK,
- * or an SQLite error code with *err set (sqlite3_malloc'd). */
-static int load(struct gr_qctx *q, struct nccl_load *l, char **err)
+ * calls per row and column were most of the time.  skip (or NULL) answers
+ * for blocks before they are read (gr_evwalk__set_skip).  Calls fn(ctx,
+ * call) for each; a negative return ends the walk with it.  Returns
+ * SQLITE_OK, or an SQLite error code with *err set (sqlite3_malloc'd). */
+static int walk_calls(struct gr_qctx *q, gr_scan_skip_fn skip, void *sctx,
+		      int (*fn)(void *ctx, const struct coll_call *c),
+		      void *ctx, char **err)
 {
 	enum { C_COMM, C_SEQ, C_PID, C_RANK, C_NRANKS, C_TS, C_OP, C_BYTES,
 	       NC };
 	static const char *const name[NC] = {
 		"comm_id", "seq", "pid", "rank", "nranks", "ts", "op", "bytes",
 	};
-	int col[NC], hhint = -1, ohint = -1, rc;
+	int col[NC], rc;
 	uint64_t need = 0;
 
 	for (int i = 0; i < NC; i++) {
@@ -206,6 +217,8 @@ static int load(struct gr_qctx *q, struct nccl_load *l, char **err)
 		*err = sqlite3_mprintf("out of memory reading nccl");
 		return SQLITE_NOMEM;
 	}
+	if (skip)
+		gr_evwalk__set_skip(w, skip, sctx);
 	const struct cursor *r = gr_evwalk__cursor(w);
 #define I(i) (gr_evrow__null(r, col[i]) ? NUL : gr_evrow__int(r, col[i]))
 	while ((rc = gr_evwalk__next(w)) == 1) {
@@ -215,42 +228,67 @@ static int load(struct gr_qctx *q, struct nccl_load *l, char **err)
 		const char *op = row_str(r, col[C_OP]);
 		if (!is_collective(op))
 			continue;
-		if (l->n == l->cap) {
-			size_t cap = l->cap ? 2 * l->cap : 65536;
-			struct arrival *p = sqlite3_realloc64(l->a, cap * sizeof(*p));
-			if (!p) {
-				rc = -ENOMEM;
-				break;
-			}
-			l->a = p;
-			l->cap = cap;
-		}
 		const char *host = gr_evwalk__host(w);
-		struct arrival *a = &l->a[l->n];
-
-		memset(a, 0, sizeof(*a));
-		hhint = intern(l, host ? host : "", hhint);
-		ohint = intern(l, op, ohint);
-		if (hhint < 0 || ohint < 0) {
-			rc = -ENOMEM;
+		struct coll_call c = {
+			.comm = gr_evrow__int(r, col[C_COMM]),
+			.seq = gr_evrow__int(r, col[C_SEQ]),
+			.pid = I(C_PID), .rank = I(C_RANK),
+			.nranks = I(C_NRANKS), .bytes = I(C_BYTES),
+			.ts = gr_evrow__null(r, col[C_TS]) ? 0 :
+			      gr_evrow__int(r, col[C_TS]),
+			.op = op, .host = host ? host : "",
+		};
+		if ((rc = fn(ctx, &c)) < 0)
 			break;
-		}
-		a->comm = gr_evrow__int(r, col[C_COMM]);
-		a->seq = gr_evrow__int(r, col[C_SEQ]);
-		a->host = hhint;
-		a->pid = I(C_PID);
-		a->rank = I(C_RANK);
-		a->nranks = I(C_NRANKS);
-		a->ts = gr_evrow__null(r, col[C_TS]) ? 0 :
-			gr_evrow__int(r, col[C_TS]);
-		a->op = ohint;
-		a->bytes = I(C_BYTES);
-		l->n++;
 	}
 #undef I
 	gr_evwalk__close(w);
 	if (rc < 0)
 		return gr_vtab__walk_error(rc, "nccl", err);
+	return SQLITE_OK;
+}
+
+struct load_ctx {
+	struct nccl_load *l;
+	int hhint, ohint;		/* intern()'s last hits */
+};
+
+/* walk_calls()'s callback for load(): the call as one more arrival. */
+static int load_call(void *ctx, const struct coll_call *c)
+{
+	struct load_ctx *x = ctx;
+	struct nccl_load *l = x->l;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 65536;
+		struct arrival *p = sqlite3_realloc64(l->a, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->a = p;
+		l->cap = cap;
+	}
+	x->hhint = intern(l, c->host, x->hhint);
+	x->ohint = intern(l, c->op, x->ohint);
+	if (x->hhint < 0 || x->ohint < 0)
+		return -ENOMEM;
+	l->a[l->n++] = (struct arrival){
+		.comm = c->comm, .seq = c->seq, .pid = c->pid,
+		.rank = c->rank, .nranks = c->nranks, .ts = c->ts,
+		.bytes = c->bytes, .host = x->hhint, .op = x->ohint,
+	};
+	return 0;
+}
+
+/* Reads every collective call into @l (walk_calls()), hosts and ops
+ * renumbered in strcmp order.  Returns SQLITE_OK, or an SQLite error code
+ * with *err set. */
+static int load(struct gr_qctx *q, struct nccl_load *l, char **err)
+{
+	struct load_ctx x = { .l = l, .hhint = -1, .ohint = -1 };
+	int rc = walk_calls(q, NULL, NULL, load_call, &x, err);
+
+	if (rc != SQLITE_OK)
+		return rc;
 	if (renumber_names(l))
 		return SQLITE_NOMEM;
 	return SQLITE_OK;
@@ -1173,6 +1211,7 @@ struct arr_walk {
 	 * 1 a collective's, 2 not. */
 	uint8_t opok[1024];
 	int opok_seg;
+	int hhint, ohint;		/* intern()'s last hits, arr_call() */
 	int err;			/* -ENOMEM or -EINTR: end the walk */
 };
 
@@ -1229,14 +1268,11 @@ static void widest_add(struct widest *x, int host, int64_t n, int64_t first,
 	}
 }
 
-/* Decodes the columns in mask of the records block (p, len) into aw->cv.
+/* Decodes the columns in mask of the records block aw->blk into aw->cv.
  * Returns 0, or -1 where it does not decode (read from the calls then). */
-static int coll_decode(struct arr_walk *aw, const uint8_t *p, size_t len,
-		       uint32_t nrows, uint32_t mask)
+static int coll_decode(struct arr_walk *aw, uint32_t mask)
 {
-	if (gr_block__parse(&aw->blk, p, len) || aw->blk.nrows != nrows ||
-	    aw->blk.ncols != GR_COLL_NCOLS)
-		return -1;
+	uint32_t nrows = aw->blk.nrows;
 	if (nrows > aw->cap) {
 		for (int i = 0; i < GR_COLL_NCOLS; i++) {
 			int64_t *v = sqlite3_realloc64(aw->cv[i],
@@ -1315,13 +1351,12 @@ static int64_t seen_max(struct arr_walk *aw, const char *path, int64_t id)
 	return aw->seen[i].max;
 }
 
-/* Answers for a block from its records (p, len; nrows): returns 1 once
+/* Answers for a block from its records (aw->blk): returns 1 once
  * they are merged, 0 where the block must be read from its calls (they do
  * not decode, reach outside the window, or name an op the segment's
  * dictionary lacks or that is no collective: then nothing is merged, in
  * either walk, so that both take the same blocks from the same source). */
-static int from_records(struct arr_walk *aw, struct gr_segment *s,
-			const uint8_t *p, size_t len, uint32_t nrows)
+static int from_records(struct arr_walk *aw, struct gr_segment *s)
 {
 	struct gr_qctx *q = aw->q;
 	uint32_t mask = aw->pass == 1 ?
@@ -1334,8 +1369,9 @@ static int from_records(struct arr_walk *aw, struct gr_segment *s,
 	const char *op = NULL;
 	uint32_t olen;
 	int oi = -1, hi = -1;
+	uint32_t nrows = aw->blk.nrows;
 
-	if (coll_decode(aw, p, len, nrows, mask))
+	if (coll_decode(aw, mask))
 		return 0;
 	/* The records' own times, under their checksum, decide whether the
 	 * block lies in the window (its header row is not covered). */
@@ -1424,9 +1460,6 @@ static int arr_skip(void *ctx, struct gr_segment *s,
 	struct arr_walk *aw = ctx;
 	struct gr_qctx *q = aw->q;
 	const char *path = gr_segment__info(s)->path;
-	const uint8_t *p;
-	size_t len;
-	uint32_t nrows;
 
 	if (!aw->err && q->stop && q->stop())
 		aw->err = -EINTR;
@@ -1440,13 +1473,36 @@ static int arr_skip(void *ctx, struct gr_segment *s,
 	if (aw->pass == 2 && (h->id > seen || !overlaps_chosen(aw, h)))
 		return 1;
 	if (q->has_pid || h->ts_min < q->since || h->ts_max > q->until ||
-	    gr_coll__payload(s, h->id, h->crc, &p, &len, &nrows) != 1)
+	    gr_coll__payload(s, h->id, h->crc, &aw->blk) != 1)
 		return 0;
-	int took = from_records(aw, s, p, len, nrows);
+	int took = from_records(aw, s);
 	gr_coll__done(s);
 	if (took)
 		__atomic_add_fetch(&q->coll_blocks_read, 1, __ATOMIC_RELAXED);
 	return took;
+}
+
+/* walk_calls()'s callback for a walk of arr_pass(): a call of a block
+ * without usable records. */
+static int arr_call(void *ctx, const struct coll_call *c)
+{
+	struct arr_walk *aw = ctx;
+
+	if (aw->err)
+		return aw->err;
+	if (aw->pass == 1)
+		return span_add(&aw->sp, c->comm, c->seq, c->ts, c->ts);
+	int64_t k[4] = { c->comm, c->seq };
+	int64_t i = idmap_find(&aw->wm, k);
+	if (i < 0)
+		return 0;
+	aw->hhint = intern(aw->l, c->host, aw->hhint);
+	aw->ohint = intern(aw->l, c->op, aw->ohint);
+	if (aw->hhint < 0 || aw->ohint < 0)
+		return -ENOMEM;
+	widest_add(&aw->w[i], aw->hhint, 1, c->ts, c->ts, NUL, c->rank,
+		   c->pid, aw->ohint, c->bytes, c->nranks, aw->l->names);
+	return 0;
 }
 
 /* One walk of the nccl blocks (pass aw->pass), the blocks without usable
@@ -1454,64 +1510,12 @@ static int arr_skip(void *ctx, struct gr_segment *s,
  * *err set. */
 static int arr_pass(struct arr_walk *aw, char **err)
 {
-	enum { C_COMM, C_SEQ, C_PID, C_RANK, C_NRANKS, C_TS, C_OP, C_BYTES,
-	       NC };
-	static const char *const name[NC] = {
-		"comm_id", "seq", "pid", "rank", "nranks", "ts", "op", "bytes",
-	};
-	int col[NC], rc = 0, hhint = -1, ohint = -1;
-	uint64_t need = 0;
-
-	for (int i = 0; i < NC; i++) {
-		col[i] = nccl_col(name[i]);
-		need |= 1ull << col[i];
-	}
-	struct gr_evwalk *w = gr_evwalk__open(aw->q, "nccl", need, 0, 0);
-	if (!w) {
-		*err = sqlite3_mprintf("out of memory reading nccl");
-		return SQLITE_NOMEM;
-	}
-	gr_evwalk__set_skip(w, arr_skip, aw);
-	const struct cursor *r = gr_evwalk__cursor(w);
-#define I(i) (gr_evrow__null(r, col[i]) ? NUL : gr_evrow__int(r, col[i]))
-	while (!aw->err && (rc = gr_evwalk__next(w)) == 1) {
-		if (gr_evrow__null(r, col[C_SEQ]) ||
-		    gr_evrow__null(r, col[C_COMM]))
-			continue;
-		const char *op = row_str(r, col[C_OP]);
-		if (!is_collective(op))
-			continue;
-		int64_t comm = gr_evrow__int(r, col[C_COMM]);
-		int64_t seq = gr_evrow__int(r, col[C_SEQ]);
-		int64_t ts = gr_evrow__null(r, col[C_TS]) ? 0 :
-			     gr_evrow__int(r, col[C_TS]);
-		if (aw->pass == 1) {
-			if (span_add(&aw->sp, comm, seq, ts, ts))
-				aw->err = -ENOMEM;
-			continue;
-		}
-		int64_t k[4] = { comm, seq };
-		int64_t i = idmap_find(&aw->wm, k);
-		if (i < 0)
-			continue;
-		const char *host = gr_evwalk__host(w);
-		hhint = intern(aw->l, host ? host : "", hhint);
-		ohint = intern(aw->l, op, ohint);
-		if (hhint < 0 || ohint < 0) {
-			aw->err = -ENOMEM;
-			break;
-		}
-		widest_add(&aw->w[i], hhint, 1, ts, ts, NUL, I(C_RANK),
-			   I(C_PID), ohint, I(C_BYTES), I(C_NRANKS),
-			   aw->l->names);
-	}
-#undef I
-	gr_evwalk__close(w);
-	if (aw->err)
-		rc = aw->err;
-	if (rc < 0)
-		return gr_vtab__walk_error(rc, "nccl", err);
-	return SQLITE_OK;
+	aw->hhint = aw->ohint = -1;
+	int rc = walk_calls(aw->q, arr_skip, aw, arr_call, aw, err);
+	/* An error the skip test met, after the last call. */
+	if (rc == SQLITE_OK && aw->err)
+		return gr_vtab__walk_error(aw->err, "nccl", err);
+	return rc;
 }
 
 /* nccl_last_arrival(k): fills @l (names and one arrival per row: the

@@ -242,10 +242,9 @@ int gr_coll_builder__encode(struct gr_coll_builder *b,
 }
 
 int gr_coll__payload(struct gr_segment *s, int64_t id, uint32_t crc,
-		     const uint8_t **p, size_t *len, uint32_t *nrows)
+		     struct gr_block *blk)
 {
 	sqlite3_stmt *st = s->coll_stmt;
-	struct gr_block blk = { 0 };
 
 	if (s->coll_absent)
 		return 0;
@@ -260,20 +259,17 @@ int gr_coll__payload(struct gr_segment *s, int64_t id, uint32_t crc,
 	}
 	sqlite3_reset(st);
 	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW ||
-	    (uint32_t)sqlite3_column_int64(st, 0) != crc) {
-		sqlite3_reset(st);
-		return 0;
-	}
-	*p = sqlite3_column_blob(st, 2);
-	*len = (size_t)sqlite3_column_bytes(st, 2);
+	const uint8_t *p;
+	size_t len;
 	/* The row count is the payload's own: its checksum covers it. */
-	int ok = *p && !gr_block__parse(&blk, *p, *len) &&
-		 blk.ncols == GR_COLL_NCOLS &&
-		 gr_block_crc(GR_COLL_TABLE, 0, 0, blk.nrows, *p, *len) ==
+	int ok = sqlite3_step(st) == SQLITE_ROW &&
+		 (uint32_t)sqlite3_column_int64(st, 0) == crc &&
+		 (p = sqlite3_column_blob(st, 2)) &&
+		 !gr_block__parse(blk, p,
+				  len = (size_t)sqlite3_column_bytes(st, 2)) &&
+		 blk->ncols == GR_COLL_NCOLS &&
+		 gr_block_crc(GR_COLL_TABLE, 0, 0, blk->nrows, p, len) ==
 		 (uint32_t)sqlite3_column_int64(st, 1);
-	*nrows = blk.nrows;
-	gr_block__free(&blk);
 	if (!ok)
 		sqlite3_reset(st);
 	return ok;

@@ -84,12 +84,13 @@ int gr_coll_builder__encode(struct gr_coll_builder *b,
 
 struct gr_segment;
 /* The collectives kept in segment s for its nccl block id whose checksum
- * is crc: 1 with *p and *len (valid until the next call on s) and *nrows,
- * or 0 where it has none that are whole (an older segment, a block
- * without them, a payload failing its own checksum). */
+ * is crc, parsed into blk (the caller's, reused across calls; its
+ * payload stays valid until gr_coll__done() or the next call on s): 1, or
+ * 0 where s has none that are whole (an older segment, a block without
+ * them, a payload failing its own checksum or not GR_COLL_NCOLS wide). */
 int gr_coll__payload(struct gr_segment *s, int64_t id, uint32_t crc,
-		     const uint8_t **p, size_t *len, uint32_t *nrows);
-/* Done with the payload gr_coll__payload() gave: releases its read. */
+		     struct gr_block *blk);
+/* Done with the payload gr_coll__payload() parsed: releases its read. */
 void gr_coll__done(struct gr_segment *s);
 
 #endif
