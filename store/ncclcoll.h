@@ -82,7 +82,92 @@ int gr_coll_builder__encode(struct gr_coll_builder *b,
 			    struct gr_encoder *e, struct gr_buf *out,
 			    uint32_t *nrec);
 
+/* ---- arrivals: every call's entry, per record ---------------------------
+ *
+ * nccl-skew needs each call's lateness (its entry less the collective's
+ * first over every host), rank-pace each process's entries one iteration
+ * apart and its time in NCCL calls: the records above keep only the first
+ * and last.  So beside them the writer keeps, per record, each call's
+ * entry as an offset from the record's first and which rank made it (with
+ * its op and size), and per process its calls' extent and time, in
+ *   nccl_arr(block INTEGER PRIMARY KEY, crc INTEGER, pcrc INTEGER,
+ *            payload BLOB)
+ * block and crc as nccl_coll's; pcrc: gr_block_crc("nccl_arr", 0, 0, 0,
+ * payload).  The payload (varints; zigzag where signed):
+ *   u8 version (2)
+ *   nslot, then per slot (a rank's calls of one op and size in the block):
+ *       u64 comm (8 bytes, little endian), u8 nulls (1 pid, 2 rank,
+ *       4 nranks, 8 bytes), zigzag pid, rank, nranks (those not NULL),
+ *       op (the segment's dictionary id), zigzag bytes (if not NULL)
+ *   npat, then per pattern (the slots of one record's calls, ascending,
+ *       a slot once per call): len, then len slot indexes
+ *   nproc, then per process of the block's calls of every op: u8 flags
+ *       (1 pid NULL, 2 some call has a dur), zigzag pid (if not NULL),
+ *       zigzag first entry, last entry less first, and with a dur the
+ *       zigzag sum of durs and latest end (entry + dur)
+ *   nrec, hlen, then hlen bytes of record heads (sorted by comm, seq; the
+ *       comm is its pattern's slots'): pattern, zigzag seq less the last
+ *       record's, zigzag first less the last record's (0 before the
+ *       first); then per record, per call of its pattern, its entry less
+ *       first (one of them 0)
+ * With 8 ranks a host and one op and size a record, a call costs its
+ * offset: 2-3 bytes of jitter in ns. */
+#define GR_ARR_TABLE "nccl_arr"
+extern const char gr_arr_ddl[];
+
+/* After gr_coll_builder__encode() (same cols and n) gave records: encodes
+ * their calls' arrivals into out.  Returns 0 or -ENOMEM. */
+int gr_coll_builder__arrivals(struct gr_coll_builder *b,
+			      const struct gr_colbuf *cols, uint32_t n,
+			      struct gr_buf *out);
+
+/* A parsed nccl_arr payload; gr_arr__next() walks its records.  NULL
+ * values are GR_COLL_NULL. */
+struct gr_arr_slot {
+	int64_t comm, pid, rank, nranks, op, bytes;
+};
+struct gr_arr_proc {
+	int64_t pid, min_ts, max_ts, sumdur, maxend;
+	int has_dur;
+};
+struct gr_arr {
+	uint32_t nslot, npat, nproc, nrec, maxlen;
+	struct gr_arr_slot *slot;
+	uint32_t *pat;		/* npat + 1 starts into pats */
+	uint32_t *pats;
+	struct gr_arr_proc *proc;
+	const uint8_t *p, *hend; /* the record heads not yet walked */
+	const uint8_t *q, *end;	/* their entries */
+	uint32_t left;
+	int64_t seq, first;
+	uint32_t cap[4];
+};
+struct gr_arr_rec {
+	int64_t comm, seq, first;
+	uint32_t n;
+	const uint32_t *slots;	/* n slot indexes */
+};
+/* Parses payload [p, p + len) into a (reused; gr_arr__free() frees).
+ * Returns 0, -EINVAL if malformed, or -ENOMEM. */
+int gr_arr__parse(struct gr_arr *a, const uint8_t *p, size_t len);
+/* The next record into r, and its calls' entries into ts (a->maxlen fit)
+ * unless ts is NULL: a walk without them reads the heads alone.  Returns
+ * 1, 0 after the last (the payload wholly read), or -EINVAL. */
+int gr_arr__next(struct gr_arr *a, struct gr_arr_rec *r, int64_t *ts);
+void gr_arr__free(struct gr_arr *a);
+
 struct gr_segment;
+/* Whether s keeps arrivals for its nccl block id whose checksum is crc
+ * (reads the row's crc, not its payload). */
+int gr_arr__has(struct gr_segment *s, int64_t id, uint32_t crc);
+/* The arrivals payload s keeps for block id of checksum crc, if its own
+ * checksum holds (with verify; else unchecked: a second read of a payload
+ * checked before): 1 with *p, *len set (valid until gr_arr__done()), or
+ * 0. */
+int gr_arr__payload(struct gr_segment *s, int64_t id, uint32_t crc,
+		    int verify, const uint8_t **p, size_t *len);
+void gr_arr__done(struct gr_segment *s);
+
 /* The collectives kept in segment s for its nccl block id whose checksum
  * is crc, parsed into blk (the caller's, reused across calls; its
  * payload stays valid until gr_coll__done() or the next call on s): 1, or

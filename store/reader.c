@@ -334,6 +334,8 @@ void gr_segment__close(struct gr_segment *s)
 	sqlite3_finalize(s->blocks_stmt);
 	sqlite3_finalize(s->payload_stmt);
 	sqlite3_finalize(s->coll_stmt);
+	sqlite3_finalize(s->arr_stmt);
+	sqlite3_finalize(s->arr_has_stmt);
 	sqlite3_close(s->db);
 	gr_dict__free(s->dict);
 	free(s->info.path);

@@ -22,6 +22,9 @@ struct gr_segment {
 	void *payload_stmt;           /* sqlite3_stmt *: one block's payload */
 	void *coll_stmt;              /* sqlite3_stmt *: nccl_coll's row */
 	int coll_absent;              /* the segment has no nccl_coll */
+	void *arr_stmt;               /* sqlite3_stmt *: nccl_arr's row */
+	void *arr_has_stmt;           /* sqlite3_stmt *: its crc alone */
+	int arr_absent;               /* the segment has no nccl_arr */
 	char cur_table[64];           /* table the blocks stmt walks */
 	/* Unique to this open in the process: a scan keeps a decoded block
 	 * under it (an address may be reused by the next open). */

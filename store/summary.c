@@ -20,15 +20,6 @@
 
 /* ---- histograms ---------------------------------------------------------- */
 
-uint32_t gr_hist_bucket(int64_t v)
-{
-	if (v < 256)
-		return v < 0 ? 0 : (uint32_t)v;
-	int e = 63 - __builtin_clzll((uint64_t)v);
-	uint32_t sub = (uint32_t)((uint64_t)v >> (e - 7)) & 127;
-	return 256 + (uint32_t)(e - 8) * 128 + sub;
-}
-
 int64_t gr_hist_value(uint32_t b)
 {
 	if (b < 256)
@@ -89,21 +80,13 @@ int gr_hist__add_value(struct gr_hist *h, int64_t v)
 	return hist_add(h, gr_hist_bucket(v), 1);
 }
 
-/* gr_hist__add_value for the summaries' row loop: a value in an octave
- * already counted in is an increment, inlined. */
-static inline int hist_add_value(struct gr_hist *h, int64_t v)
+int gr_hist__add_count(struct gr_hist *h, uint32_t bucket, uint64_t count,
+		       int64_t lo, int64_t hi)
 {
-	uint32_t b = gr_hist_bucket(v);
-	uint64_t *oct = h->n ? h->oct[b >> 7] : NULL;
-	if (!oct)
-		return gr_hist__add_value(h, v);
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	h->n += !oct[b & 127];
-	oct[b & 127]++;
-	return 0;
+	if (!count)
+		return 0;
+	extremes(h, lo, hi);
+	return hist_add(h, bucket, count);
 }
 
 void gr_hist__free(struct gr_hist *h)
@@ -502,7 +485,7 @@ static inline int add_row(struct gr_sum *s, int kind, int64_t minute,
 	if (x->ts > e->ts_max)
 		e->ts_max = x->ts;
 	if (GR_SUM_HAS_HIST(kind) && !s->no_hist &&
-	    hist_add_value(&e->h, x->dur))
+	    gr_hist__add(&e->h, x->dur))
 		return -ENOMEM;
 	return 0;
 }

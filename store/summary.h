@@ -94,12 +94,42 @@ uint64_t gr_hist__count(const struct gr_hist *h, uint32_t bucket);
 
 /* Returns the bucket of a value: values below 256 have their own, above
  * that 128 per power of two. */
-uint32_t gr_hist_bucket(int64_t v);
+static inline uint32_t gr_hist_bucket(int64_t v)
+{
+	if (v < 256)
+		return v < 0 ? 0 : (uint32_t)v;
+	int e = 63 - __builtin_clzll((uint64_t)v);
+	uint32_t sub = (uint32_t)((uint64_t)v >> (e - 7)) & 127;
+	return 256 + (uint32_t)(e - 8) * 128 + sub;
+}
 /* The value a bucket stands for: its midpoint (its value below 256). */
 int64_t gr_hist_value(uint32_t bucket);
 
 /* Counts one value. */
 int gr_hist__add_value(struct gr_hist *h, int64_t v);
+/* Counts count values of one bucket, lo and hi their extremes (or wider:
+ * those of values counted in a flat array of buckets, gr_hist_bucket()'s,
+ * below GR_HIST_NBUCKETS).  Returns 0, -EINVAL (no such bucket) or
+ * -ENOMEM. */
+#define GR_HIST_NBUCKETS (GR_HIST_OCTS * 128)
+int gr_hist__add_count(struct gr_hist *h, uint32_t bucket, uint64_t count,
+		       int64_t lo, int64_t hi);
+/* gr_hist__add_value() for a loop over many values: a value in an octave
+ * already counted in is an increment, inlined. */
+static inline int gr_hist__add(struct gr_hist *h, int64_t v)
+{
+	uint32_t b = gr_hist_bucket(v);
+	uint64_t *oct = h->n ? h->oct[b >> 7] : NULL;
+	if (!oct)
+		return gr_hist__add_value(h, v);
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->n += !oct[b & 127];
+	oct[b & 127]++;
+	return 0;
+}
 void gr_hist__free(struct gr_hist *h);
 /* Appends h's encoding to out: varints n, zigzag min, zigzag max, then n
  * pairs (bucket delta, count). */

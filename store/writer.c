@@ -174,7 +174,7 @@ struct gr_writer {
 	/* nccl blocks' collectives (ncclcoll.h) and their statement. */
 	struct gr_coll_builder *coll;
 	struct gr_buf coll_payload;
-	sqlite3_stmt *ins_coll;
+	sqlite3_stmt *ins_coll, *ins_arr;
 	int coll_warned;
 	/* Scratch for grouping a block's rows by thread. */
 	uint32_t *perm, *grp, *gstart, *gkey_slot;
@@ -485,7 +485,9 @@ static void finalize_stmts(struct gr_writer *w)
 	sqlite3_finalize(w->ins_dict);
 	sqlite3_finalize(w->ins_sum);
 	sqlite3_finalize(w->ins_coll);
+	sqlite3_finalize(w->ins_arr);
 	w->ins_block = w->ins_dict = w->ins_sum = w->ins_coll = NULL;
+	w->ins_arr = NULL;
 }
 
 /* The temporary name a segment is built under: not a segment name, so no
@@ -715,7 +717,8 @@ static int segment_build(struct gr_writer *w, int64_t real)
 	int err;
 	w->coll_warned = 0;
 	if ((err = exec_sql(w, segment_ddl)) || (err = exec_sql(w, gr_sum_ddl)) ||
-	    (err = exec_sql(w, gr_coll_ddl)))
+	    (err = exec_sql(w, gr_coll_ddl)) ||
+	    (err = exec_sql(w, gr_arr_ddl)))
 		return err;
 
 	int64_t offset = real - now_ns(CLOCK_BOOTTIME);
@@ -1489,9 +1492,53 @@ static int coll_is_collective(void *ctx, int64_t id)
 	       gr_coll_is_collective(w->strs[id], w->lens[id]);
 }
 
-/* Stores the collectives of the nccl block just inserted (ncclcoll.h).
- * They only speed readers up, who read a block without them from its
- * calls: a failure is logged once a segment and loses nothing. */
+/* Inserts (block, crc, pcrc, payload) with *st (prepared on first use
+ * for table): 0, or -1 once a failure is logged.  A failure that rolled
+ * the transaction back (a full disk, an I/O error) breaks it, as a failed
+ * block insert does (txn_finish retries it from its log). */
+static int side_insert(struct gr_writer *w, sqlite3_stmt **st,
+		       const char *table, int64_t block, uint32_t crc,
+		       uint32_t pcrc, const struct gr_buf *payload)
+{
+	if (!*st) {
+		char *sql = sqlite3_mprintf("INSERT INTO %s VALUES(?,?,?,?)",
+					    table);
+		int rc = sql ? sqlite3_prepare_v3(w->db, sql, -1,
+						   SQLITE_PREPARE_PERSISTENT,
+						   st, NULL) : SQLITE_NOMEM;
+		sqlite3_free(sql);
+		if (rc != SQLITE_OK) {
+			if (!w->coll_warned++)
+				wlog(w, "%s: nccl collectives: %s",
+				     w->seg_path, sqlite3_errmsg(w->db));
+			return -1;
+		}
+	}
+	sqlite3_bind_int64(*st, 1, block);
+	sqlite3_bind_int64(*st, 2, crc);
+	sqlite3_bind_int64(*st, 3, pcrc);
+	sqlite3_bind_blob(*st, 4, payload->p, (int)payload->len,
+			  SQLITE_STATIC);
+	int rc = sqlite3_step(*st);
+	sqlite3_reset(*st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (sqlite3_get_autocommit(w->db) || (rc & 0xff) == SQLITE_FULL ||
+	    (rc & 0xff) == SQLITE_IOERR) {
+		w->txn_err = sql_err(w->db);
+		wlog(w, "%s: nccl collectives insert: %s", w->seg_path,
+		     sqlite3_errmsg(w->db));
+	} else if (!w->coll_warned++) {
+		wlog(w, "%s: nccl collectives: %s", w->seg_path,
+		     sqlite3_errmsg(w->db));
+	}
+	return -1;
+}
+
+/* Stores the collectives of the nccl block just inserted, and their
+ * calls' arrivals (ncclcoll.h).  They only speed readers up, who read a
+ * block without them from its calls: a failure is logged once a segment
+ * and loses nothing. */
 static void coll_insert(struct gr_writer *w, const struct tabbuf *tb,
 			uint32_t crc)
 {
@@ -1512,42 +1559,23 @@ static void coll_insert(struct gr_writer *w, const struct tabbuf *tb,
 			     strerror(-err));
 		return;
 	}
-	if (!nrec)
+	if (!nrec ||
+	    side_insert(w, &w->ins_coll, GR_COLL_TABLE, block, crc,
+			gr_block_crc(GR_COLL_TABLE, 0, 0, nrec,
+				     w->coll_payload.p, w->coll_payload.len),
+			&w->coll_payload))
 		return;
-	if (!w->ins_coll &&
-	    sqlite3_prepare_v3(w->db, "INSERT INTO " GR_COLL_TABLE
-			       " VALUES(?,?,?,?)", -1,
-			       SQLITE_PREPARE_PERSISTENT, &w->ins_coll,
-			       NULL) != SQLITE_OK) {
+	if ((err = gr_coll_builder__arrivals(w->coll, cols, tb->n,
+					     &w->coll_payload))) {
 		if (!w->coll_warned++)
-			wlog(w, "%s: nccl collectives: %s", w->seg_path,
-			     sqlite3_errmsg(w->db));
+			wlog(w, "%s: nccl arrivals: %s", w->seg_path,
+			     strerror(-err));
 		return;
 	}
-	sqlite3_bind_int64(w->ins_coll, 1, block);
-	sqlite3_bind_int64(w->ins_coll, 2, crc);
-	sqlite3_bind_int64(w->ins_coll, 3,
-			   gr_block_crc(GR_COLL_TABLE, 0, 0, nrec,
-					w->coll_payload.p,
-					w->coll_payload.len));
-	sqlite3_bind_blob(w->ins_coll, 4, w->coll_payload.p,
-			  (int)w->coll_payload.len, SQLITE_STATIC);
-	int rc = sqlite3_step(w->ins_coll);
-	sqlite3_reset(w->ins_coll);
-	if (rc == SQLITE_DONE)
-		return;
-	/* A full disk or an I/O error may have rolled the transaction
-	 * back, its blocks with it: the transaction is broken, as a failed
-	 * block insert breaks it (txn_finish retries it from its log). */
-	if (sqlite3_get_autocommit(w->db) || (rc & 0xff) == SQLITE_FULL ||
-	    (rc & 0xff) == SQLITE_IOERR) {
-		w->txn_err = sql_err(w->db);
-		wlog(w, "%s: nccl collectives insert: %s", w->seg_path,
-		     sqlite3_errmsg(w->db));
-	} else if (!w->coll_warned++) {
-		wlog(w, "%s: nccl collectives: %s", w->seg_path,
-		     sqlite3_errmsg(w->db));
-	}
+	side_insert(w, &w->ins_arr, GR_ARR_TABLE, block, crc,
+		    gr_block_crc(GR_ARR_TABLE, 0, 0, 0, w->coll_payload.p,
+				 w->coll_payload.len),
+		    &w->coll_payload);
 }
 
 /* Counts table t's block just written into the segment's summary, the

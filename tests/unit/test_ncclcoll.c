@@ -232,6 +232,46 @@ TEST(block_records_round_trip)
 			CHECK_EQ_INT(v[k][i], want.v[k]);
 	}
 	CHECK_EQ_INT(v[GR_COLL_COMM][0], -77);
+	/* The arrivals: per record, in the records' order, each call's
+	 * rank and entry, the calls the records were made from. */
+	struct gr_buf ab = { 0 };
+	struct gr_arr arr = { 0 };
+	struct gr_arr_rec ar;
+	int64_t ts[NR];
+	CHECK_EQ_INT(gr_coll_builder__arrivals(b, cols, (uint32_t)n, &ab), 0);
+	CHECK_EQ_INT(gr_arr__parse(&arr, ab.p, ab.len), 0);
+	CHECK_EQ_INT(arr.nrec, nrec);
+	/* A slot a rank, op and size (8 of those, by s % 8) of each
+	 * communicator; a pattern a communicator, op and size. */
+	CHECK_EQ_INT(arr.nslot, NC * NR * 8);
+	CHECK_EQ_INT(arr.npat, NC * 8);
+	CHECK_EQ_INT(arr.maxlen, NR);
+	for (uint32_t i = 0; i < nrec; i++) {
+		CHECK_EQ_INT(gr_arr__next(&arr, &ar, ts), 1);
+		CHECK_EQ_INT(ar.comm, v[GR_COLL_COMM][i]);
+		CHECK_EQ_INT(ar.seq, v[GR_COLL_SEQ][i]);
+		CHECK_EQ_INT(ar.first, v[GR_COLL_FIRST][i]);
+		CHECK_EQ_INT(ar.n, NR);
+		for (uint32_t k = 0; k < ar.n; k++) {
+			const struct gr_arr_slot *sl = &arr.slot[ar.slots[k]];
+			int found = 0;
+			for (int j = 0; j < n; j++)
+				found += c[j].comm == ar.comm &&
+					 c[j].seq == ar.seq &&
+					 is_coll(NULL, c[j].op) &&
+					 c[j].pid == sl->pid &&
+					 c[j].rank == sl->rank &&
+					 c[j].nranks == sl->nranks &&
+					 c[j].op == sl->op &&
+					 c[j].bytes == sl->bytes &&
+					 c[j].ts == ts[k];
+			CHECK_EQ_INT(found, 1);
+			CHECK_EQ_INT(sl->comm, ar.comm);
+		}
+	}
+	CHECK_EQ_INT(gr_arr__next(&arr, &ar, ts), 0);
+	gr_arr__free(&arr);
+	gr_buf__free(&ab);
 	/* A block without collectives: no records, nothing to store. */
 	CHECK_EQ_INT(gr_coll_builder__encode(b, cols, 0, is_coll, NULL, e,
 					     &out, &nrec), 0);
@@ -249,6 +289,148 @@ TEST(block_records_round_trip)
 	gr_coll_builder__free(b);
 }
 
+/* Arrivals with NULL pids, ranks and nranks, a rank calling one
+ * collective twice, and a negative entry; then damaged payloads, each of
+ * which must fail to parse or to walk, not read as other calls. */
+TEST(arrivals_nulls_and_damage)
+{
+	static const struct call c[] = {
+		{ 9, 1, 500, NUL, NUL, 1, 8, NUL },
+		{ 9, 1, 520, 0, 40, 1, 8, 2 },
+		{ 9, 1, 510, 0, 40, 1, 8, 2 },	/* rank 0 again */
+		{ 9, 2, -30, 1, 41, 2, 8, 2 },
+		{ 9, 2, 900000, 0, 40, 2, 8, 2 },
+	};
+	enum { N = sizeof(c) / sizeof(*c) };
+	/* Durations: pid 40's calls 100 and 200 (one NULL), none else. */
+	static const int64_t dur[N] = { NUL, 100, 200, NUL, NUL };
+	struct gr_colbuf cols[GR_nccl__NCOLS];
+	int64_t vv[9][N];
+	uint8_t nn[9][1];
+	const int col[] = { GR_nccl_comm_id, GR_nccl_seq, GR_nccl_ts,
+			    GR_nccl_rank, GR_nccl_pid, GR_nccl_op,
+			    GR_nccl_bytes, GR_nccl_nranks, GR_nccl_dur };
+	memset(cols, 0, sizeof(cols));
+	memset(nn, 0, sizeof(nn));
+	for (int k = 0; k < 9; k++) {
+		cols[col[k]].v = vv[k];
+		cols[col[k]].nulls = nn[k];
+	}
+	for (int i = 0; i < N; i++) {
+		set(&cols[GR_nccl_comm_id], i, c[i].comm);
+		set(&cols[GR_nccl_seq], i, c[i].seq);
+		set(&cols[GR_nccl_ts], i, c[i].ts);
+		set(&cols[GR_nccl_rank], i, c[i].rank);
+		set(&cols[GR_nccl_pid], i, c[i].pid);
+		set(&cols[GR_nccl_op], i, c[i].op);
+		set(&cols[GR_nccl_bytes], i, c[i].bytes);
+		set(&cols[GR_nccl_nranks], i, c[i].nranks);
+		set(&cols[GR_nccl_dur], i, dur[i]);
+	}
+	struct gr_coll_builder *b = gr_coll_builder__new();
+	struct gr_encoder *e = gr_encoder__new(1);
+	struct gr_buf out = { 0 }, ab = { 0 };
+	struct gr_arr arr = { 0 };
+	struct gr_arr_rec r;
+	int64_t ts[8];
+	uint32_t nrec;
+	CHECK(b && e);
+	CHECK_EQ_INT(gr_coll_builder__encode(b, cols, N, is_coll, NULL, e,
+					     &out, &nrec), 0);
+	CHECK_EQ_INT(nrec, 2);
+	CHECK_EQ_INT(gr_coll_builder__arrivals(b, cols, N, &ab), 0);
+	CHECK_EQ_INT(gr_arr__parse(&arr, ab.p, ab.len), 0);
+	CHECK_EQ_INT(arr.nslot, 4);	/* rank 0 of op 1 and of op 2 */
+	/* The processes, in first-seen order: NULL, 40, 41. */
+	CHECK_EQ_INT(arr.nproc, 3);
+	CHECK_EQ_INT(arr.proc[0].pid, NUL);
+	CHECK_EQ_INT(arr.proc[0].has_dur, 0);
+	CHECK_EQ_INT(arr.proc[1].pid, 40);
+	CHECK_EQ_INT(arr.proc[1].min_ts, 510);
+	CHECK_EQ_INT(arr.proc[1].max_ts, 900000);
+	CHECK_EQ_INT(arr.proc[1].has_dur, 1);
+	CHECK_EQ_INT(arr.proc[1].sumdur, 300);
+	CHECK_EQ_INT(arr.proc[1].maxend, 710);	/* 510 + 200 */
+	CHECK_EQ_INT(arr.proc[2].pid, 41);
+	CHECK_EQ_INT(arr.proc[2].min_ts, -30);
+	CHECK_EQ_INT(arr.proc[2].max_ts, -30);
+	CHECK_EQ_INT(arr.proc[2].has_dur, 0);
+	/* seq 1: the NULL rank's slot (first seen) then rank 0 twice, its
+	 * entries ascending. */
+	CHECK_EQ_INT(gr_arr__next(&arr, &r, ts), 1);
+	CHECK_EQ_INT(r.seq, 1);
+	CHECK_EQ_INT(r.first, 500);
+	CHECK_EQ_INT(r.n, 3);
+	CHECK_EQ_INT(arr.slot[r.slots[0]].pid, NUL);
+	CHECK_EQ_INT(arr.slot[r.slots[0]].rank, NUL);
+	CHECK_EQ_INT(arr.slot[r.slots[0]].nranks, NUL);
+	CHECK_EQ_INT(ts[0], 500);
+	CHECK_EQ_INT(r.slots[1], r.slots[2]);
+	CHECK_EQ_INT(arr.slot[r.slots[1]].pid, 40);
+	CHECK_EQ_INT(ts[1], 510);
+	CHECK_EQ_INT(ts[2], 520);
+	CHECK_EQ_INT(gr_arr__next(&arr, &r, ts), 1);
+	CHECK_EQ_INT(r.seq, 2);
+	CHECK_EQ_INT(r.first, -30);
+	CHECK_EQ_INT(r.n, 2);
+	/* Slots in first-seen order: rank 1's (op 2) before rank 0's. */
+	CHECK_EQ_INT(arr.slot[r.slots[0]].rank, 1);
+	CHECK_EQ_INT(arr.slot[r.slots[0]].op, 2);
+	CHECK_EQ_INT(ts[0], -30);
+	CHECK_EQ_INT(arr.slot[r.slots[1]].rank, 0);
+	CHECK_EQ_INT(arr.slot[r.slots[1]].op, 2);
+	CHECK_EQ_INT(ts[1], 900000);
+	CHECK_EQ_INT(gr_arr__next(&arr, &r, ts), 0);
+	/* The heads alone. */
+	CHECK_EQ_INT(gr_arr__parse(&arr, ab.p, ab.len), 0);
+	CHECK_EQ_INT(gr_arr__next(&arr, &r, NULL), 1);
+	CHECK_EQ_INT(r.seq, 1);
+	CHECK_EQ_INT(r.n, 3);
+	CHECK_EQ_INT(gr_arr__next(&arr, &r, NULL), 1);
+	CHECK_EQ_INT(r.seq, 2);
+	CHECK_EQ_INT(r.first, -30);
+	CHECK_EQ_INT(gr_arr__next(&arr, &r, NULL), 0);
+	/* Damage: cut short; a record's pattern out of range; no entry at
+	 * the record's first; a byte after the last record. */
+	uint8_t bad[256];
+	size_t len = ab.len;
+	CHECK(len + 1 <= sizeof(bad));
+	for (size_t cut = 1; cut < len; cut++) {
+		int rc = gr_arr__parse(&arr, ab.p, cut);
+		if (rc == 0)
+			while ((rc = gr_arr__next(&arr, &r, ts)) == 1)
+				;
+		CHECK(rc < 0);
+	}
+	/* The records start after nslot, slots, npat, patterns, nrec: find
+	 * the first record's pattern byte by parsing. */
+	CHECK_EQ_INT(gr_arr__parse(&arr, ab.p, len), 0);
+	size_t rec0 = (size_t)(arr.p - ab.p), q0 = (size_t)(arr.q - ab.p);
+	memcpy(bad, ab.p, len);
+	bad[rec0] = 9;
+	CHECK_EQ_INT(gr_arr__parse(&arr, bad, len), 0);
+	CHECK(gr_arr__next(&arr, &r, ts) < 0);
+	/* seq 1's entries are 0, 10, 20 past its first, where the entries
+	 * start: make the 0 a 1. */
+	memcpy(bad, ab.p, len);
+	CHECK_EQ_INT(bad[q0], 0);
+	CHECK_EQ_INT(bad[q0 + 1], 10);
+	bad[q0] = 1;
+	CHECK_EQ_INT(gr_arr__parse(&arr, bad, len), 0);
+	CHECK(gr_arr__next(&arr, &r, ts) < 0);
+	memcpy(bad, ab.p, len);
+	bad[len] = 0;
+	CHECK_EQ_INT(gr_arr__parse(&arr, bad, len + 1), 0);
+	CHECK_EQ_INT(gr_arr__next(&arr, &r, ts), 1);
+	CHECK_EQ_INT(gr_arr__next(&arr, &r, ts), 1);
+	CHECK(gr_arr__next(&arr, &r, ts) < 0);
+	gr_arr__free(&arr);
+	gr_buf__free(&ab);
+	gr_buf__free(&out);
+	gr_encoder__free(e);
+	gr_coll_builder__free(b);
+}
+
 TEST(collective_ops)
 {
 	CHECK(gr_coll_is_collective("AllReduce", 9));
@@ -260,4 +442,5 @@ TEST(collective_ops)
 
 TEST_MAIN(TEST_ENTRY(add_keeps_last_and_the_one_before)
 	  TEST_ENTRY(block_records_round_trip)
+	  TEST_ENTRY(arrivals_nulls_and_damage)
 	  TEST_ENTRY(collective_ops))
