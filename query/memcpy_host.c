@@ -997,29 +997,6 @@ static int merge_part(struct mh_cursor *c, const struct part *p,
 	return rc;
 }
 
-/* How many walkers: GPUREC_SCAN_THREADS (1 to 64) where set, else the
- * CPUs this process may run on, at most 8 (1 with a SQLite built without
- * threads).  Returns 0 where the variable is not such a number. */
-static int walkers(void)
-{
-	const char *e = getenv("GPUREC_SCAN_THREADS");
-	char *end;
-	long n;
-
-	if (e && *e) {
-		n = strtol(e, &end, 10);
-		if (*end || n < 1 || n > 64)
-			return 0;
-	} else {
-		cpu_set_t cpus;
-		n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ?
-		    CPU_COUNT(&cpus) : sysconf(_SC_NPROCESSORS_ONLN);
-		n = n < 1 ? 1 : n > 8 ? 8 : n;
-	}
-	/* SQLite's allocator, which every walker uses, needs its mutexes. */
-	return sqlite3_threadsafe() ? (int)n : 1;
-}
-
 /* Reads every copy and folds it: the catalog cut into runs of segments
  * with about equal events (gr_vtab__split), each walked by a thread of
  * its own (the first by this one), their groups and calls merged in
@@ -1045,7 +1022,7 @@ static int scan_copies(sqlite3 *db, struct gr_qctx *q, struct mh_cursor *c,
 		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 		return rc;
 	}
-	int n = walkers(), cut[65];
+	int n = gr_vtab__walkers(), cut[65];
 	if (!n) {
 		*err = sqlite3_mprintf("GPUREC_SCAN_THREADS=%s: not a number "
 				       "from 1 to 64",

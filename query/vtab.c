@@ -11,9 +11,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "query/vtab.h"
 #include "store/scan.h"
@@ -130,6 +132,29 @@ int gr_vtab__walk_error(int rc, const char *table, char **err)
 	}
 	*err = sqlite3_mprintf("out of memory reading %s", table);
 	return SQLITE_NOMEM;
+}
+
+/* How many walkers: GPUREC_SCAN_THREADS (1 to 64) where set, else the
+ * CPUs this process may run on, at most 8 (1 with a SQLite built without
+ * threads).  Returns 0 where the variable is not such a number. */
+int gr_vtab__walkers(void)
+{
+	const char *e = getenv("GPUREC_SCAN_THREADS");
+	char *end;
+	long n;
+
+	if (e && *e) {
+		n = strtol(e, &end, 10);
+		if (*end || n < 1 || n > 64)
+			return 0;
+	} else {
+		cpu_set_t cpus;
+		n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ?
+		    CPU_COUNT(&cpus) : sysconf(_SC_NPROCESSORS_ONLN);
+		n = n < 1 ? 1 : n > 8 ? 8 : n;
+	}
+	/* SQLite's allocator, which every walker uses, needs its mutexes. */
+	return sqlite3_threadsafe() ? (int)n : 1;
 }
 
 int gr_vtab__split(const struct gr_qctx *q, int64_t lo, int64_t hi, int n,

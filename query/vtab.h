@@ -50,6 +50,12 @@ int gr_vtab__open_segment(struct gr_qctx *q, int si, int64_t lo, int64_t hi,
  * Sets *err (sqlite3_malloc'd) and returns the SQLite code. */
 int gr_vtab__walk_error(int rc, const char *table, char **err);
 
+/* How many threads a walk may use: GPUREC_SCAN_THREADS (1 to 64) where
+ * set, else the CPUs this process may run on, at most 8 (1 with a SQLite
+ * built without threads).  Returns 0 where the variable is not such a
+ * number. */
+int gr_vtab__walkers(void);
+
 /* Cuts the catalog into at most n runs of consecutive segments holding
  * about equal shares of the events that a scan of [lo, hi] on q's host
  * may read (by the segments' manifest lines; a live segment counts as an

@@ -37,7 +37,7 @@ WITH c AS (
 SELECT host, rank, pid, comm_id, max(n) || '/' || max(nranks) AS ranks,
        count(*) AS collectives, sum(ts = last AND nlast = 1) AS last,
        round(avg(late) / 1e6, 3) AS mean_late_ms,
-       round(percentile(late, 99) / 1e6, 3) AS p99_late_ms,
+       round(hist_quantile(late, 99) / 1e6, 3) AS p99_late_ms,
        round(max(late) / 1e6, 3) AS max_late_ms,
        round(avg(host_late) / 1e6, 3) AS host_late_ms
 FROM d

@@ -34,7 +34,7 @@ WITH c AS (
 ), it AS (
   -- One iteration: a collective's entry less the same rank's entry into
   -- the collective per_iter before it.
-  SELECT a.comm_id, a.host, a.pid, median(a.ts - b.ts) AS ns
+  SELECT a.comm_id, a.host, a.pid, hist_quantile(a.ts - b.ts, 50) AS ns
   FROM c a JOIN p USING (comm_id)
        JOIN c b ON b.comm_id = a.comm_id AND b.host = a.host
                 AND b.pid = a.pid AND b.seq = a.seq - p.per_iter

@@ -64,11 +64,12 @@ eq "the job: 64 ranks on 8 hosts, one communicator, 1,201 collectives" \
 # --- the whole recording --------------------------------------------------
 same "nccl-skew, 8 hosts" 64 "${ALL[@]}" report nccl-skew
 # Rank 43 is 5 ms late in 121 of them (seq % 10 == 0): its p99 and max
-# are the 5 ms planted (plus at most the 0.2 ms jitter, rounded away);
+# are the 5 ms planted (plus at most the 0.2 ms jitter, rounded away; the
+# p99 is the midpoint of its histogram bucket, within 1/256: 4.997);
 # the next rank's max is the on-time ranks' jitter.
-eq "nccl-skew: rank 43 on host5 first, in all 1,201 collectives, 5 ms p99 and max" \
+eq "nccl-skew: rank 43 on host5 first, in all 1,201 collectives, 5 ms p99 (the histogram's) and max" \
 	"$(g "${ALL[@]}" report nccl-skew | sed -n 2p | cut -d, -f1,2,5,6,9,10)" \
-	"host5,43,64/64,1201,5.0,5.0"
+	"host5,43,64/64,1201,4.997,5.0"
 eq "nccl-skew: the next rank's max lateness is the jitter, 0.2 ms" \
 	"$(g "${ALL[@]}" report nccl-skew | sed -n 3p | cut -d, -f10)" "0.2"
 same "nccl-arrivals, every collective" 1201 "${ALL[@]}" report nccl-arrivals \
@@ -205,12 +206,19 @@ python3 "$(dirname "$0")/flip_block.py" "$seg" 0 nccl ||
 BAD=()
 for i in 0 1 2 4 5 6 7; do BAD+=(--data "$T/host$i"); done
 BAD+=(--data "$V")
-for r in nccl-skew rank-pace; do
-	"$GPUREC" --format csv "${BAD[@]}" report $r >"$T/bad.out" 2>"$T/bad.err"
-	"$GPUREC" --format csv "${BAD[@]}" report $r --raw >"$T/bad.raw" 2>"$T/bad.rawerr"
-	eq "$r over a block failing its checksum: --raw's rows and its warning" \
-		"$(cmp -s "$T/bad.out" "$T/bad.raw" && echo same) $(wc -l <"$T/bad.out" | awk '{ print ($1 > 2) ? "rows" : $1 }') $(diff "$T/bad.err" "$T/bad.rawerr" >/dev/null && grep -c "warning: $seg: block [0-9]* of nccl fails its checksum, skipped" "$T/bad.err" | awk '{ print ($1 >= 1) }')" \
-		"same rows 1"
+# nccl-skew and rank-pace answer for that block from the records and
+# arrivals kept beside it, which pass their own checksums: the rows of the
+# recording before the flip, without a warning; --raw skips the block and
+# warns.
+g "${ALL[@]}" report nccl-skew >"$T/skew.good"
+g "${ALL[@]}" report rank-pace >"$T/pace.good"
+for r in skew pace; do
+	rep=$([ $r = skew ] && echo nccl-skew || echo rank-pace)
+	"$GPUREC" --format csv "${BAD[@]}" report $rep >"$T/bad.out" 2>"$T/bad.err"
+	"$GPUREC" --format csv "${BAD[@]}" report $rep --raw >/dev/null 2>"$T/bad.rawerr"
+	eq "$rep over a block failing its checksum: the rows from its arrivals" \
+		"$(tr -d '\r' <"$T/bad.out" | cmp -s - "$T/$r.good" && echo same) $(wc -l <"$T/$r.good") $(wc -c <"$T/bad.err") $(grep -c "of nccl fails its checksum" "$T/bad.rawerr" | awk '{ print ($1 >= 1) }')" \
+		"same 65 0 1"
 done
 # nccl-arrivals answers for that block from the records kept beside it,
 # which pass their own checksum: the rows of the recording before the
@@ -247,20 +255,143 @@ for how in drop half crc payload; do
 	for i in 0 1 2 3 4 5 6 7; do
 		cp -a "$T/host$i" "$T/$how$i"
 		chattr -R -i "$T/$how$i" 2>/dev/null
+		j=0
 		for f in "$T/$how$i"/*.seg; do
 			case $how in
 			drop) sql="DROP TABLE nccl_coll" ;;
-			half) sql="DELETE FROM nccl_coll WHERE block % 2 = 0" ;;
-			crc) sql="UPDATE nccl_coll SET crc = crc + 1 WHERE block % 3 = 0" ;;
-			payload) sql="UPDATE nccl_coll SET payload = CAST(zeroblob(length(payload)) AS BLOB) WHERE block % 3 = 1" ;;
+			half) sql="DELETE FROM nccl_coll WHERE (block + $j) % 2 = 0" ;;
+			crc) sql="UPDATE nccl_coll SET crc = crc + 1 WHERE (block + $j) % 3 = 0" ;;
+			payload) sql="UPDATE nccl_coll SET payload = CAST(zeroblob(length(payload)) AS BLOB) WHERE (block + $j) % 3 = 1" ;;
 			esac
 			sqlite3 "$f" "$sql"
+			j=$((j + 1))
 		done
 		D+=(--data "$T/$how$i")
 	done
-	eq "nccl-arrivals, records $how: the same rows as with them" \
-		"$(g "${D[@]}" report nccl-arrivals --param limit=100000 | cmp - "$T/good.out" && echo same)" "same"
+	st=$(GPUREC_DEBUG_STATS=1 "$GPUREC" --format csv "${D[@]}" report nccl-arrivals --param limit=100000 2>"$T/r.err" |
+		tr -d '\r' | cmp - "$T/good.out" && echo same)
+	eq "nccl-arrivals, records $how: the same rows as with them, blocks read from their calls" \
+		"$st $(grep -c 'blocks_read=[1-9]' "$T/r.err")" "same 1"
+	eq "nccl-skew, records $how: the same rows as with them" \
+		"$(g "${D[@]}" report nccl-skew | cmp - "$T/skew.good" && echo same)" "same"
+	eq "rank-pace, records $how: the same rows as with them" \
+		"$(g "${D[@]}" report rank-pace | cmp - "$T/pace.good" && echo same)" "same"
 done
+
+# --- nccl-skew from the arrivals kept per block (store/ncclcoll.h) ---------
+# The first walk reads every block's records, the second its arrivals:
+# no block's calls.
+for rep in nccl-skew rank-pace; do
+	st=$(GPUREC_DEBUG_STATS=1 "$GPUREC" "${ALL[@]}" report $rep 2>&1 >/dev/null |
+		sed -n 's/.*nccl_coll_read=\([0-9]*\) blocks_read=\([0-9]*\).*/\2 \1/p')
+	eq "$rep: every nccl block's records or arrivals read twice, no block's calls" \
+		"$st" "0 $((2 * nb))"
+done
+# The same rows with the arrivals gone, gone from every other block, not
+# matching their block, or corrupt: such a block is read from its calls.
+for how in drop half crc payload; do
+	D=()
+	for i in 0 1 2 3 4 5 6 7; do
+		rm -rf "$T/a$how$i"
+		cp -a "$T/host$i" "$T/a$how$i"
+		chattr -R -i "$T/a$how$i" 2>/dev/null
+		j=0
+		for f in "$T/a$how$i"/*.seg; do
+			case $how in
+			drop) sql="DROP TABLE nccl_arr" ;;
+			half) sql="DELETE FROM nccl_arr WHERE (block + $j) % 2 = 0" ;;
+			crc) sql="UPDATE nccl_arr SET crc = crc + 1 WHERE (block + $j) % 3 = 0" ;;
+			payload) sql="UPDATE nccl_arr SET payload = CAST(zeroblob(length(payload)) AS BLOB) WHERE (block + $j) % 3 = 1" ;;
+			esac
+			sqlite3 "$f" "$sql"
+			j=$((j + 1))
+		done
+		D+=(--data "$T/a$how$i")
+	done
+	for r in skew pace; do
+		rep=$([ $r = skew ] && echo nccl-skew || echo rank-pace)
+		st=$(GPUREC_DEBUG_STATS=1 "$GPUREC" --format csv "${D[@]}" report $rep 2>"$T/a.err" |
+			tr -d '\r' | cmp - "$T/$r.good" && echo same)
+		eq "$rep, arrivals $how: the same rows as with them, blocks read from their calls" \
+			"$st $(grep -c 'blocks_read=[1-9]' "$T/a.err")" "same 1"
+	done
+done
+# One walk a thread over whole directories: any number of threads, the
+# same rows.
+for n in 1 2 3 5; do
+	eq "nccl-skew with GPUREC_SCAN_THREADS=$n: the same rows" \
+		"$(GPUREC_SCAN_THREADS=$n "$GPUREC" --format csv "${ALL[@]}" report nccl-skew | tr -d '\r' | cmp - "$T/skew.good" && echo same)" "same"
+	eq "rank-pace with GPUREC_SCAN_THREADS=$n: the same rows" \
+		"$(GPUREC_SCAN_THREADS=$n "$GPUREC" --format csv "${ALL[@]}" report rank-pace | tr -d '\r' | cmp - "$T/pace.good" && echo same)" "same"
+done
+# One host's segments in two directories (copied off in two batches): the
+# threads' parts are whole directories, so that host's blocks would meet
+# in two of them; they are read again on one thread, with --raw's rows.
+rm -rf "$T/h5a" "$T/h5b"
+mkdir -p "$T/h5a" "$T/h5b"
+n5=$(ls "$T"/host5/*.seg | wc -l)
+i=0
+for f in "$T"/host5/*.seg; do
+	[ $i -lt $((n5 / 2)) ] && cp "$f" "$T/h5a/" || cp "$f" "$T/h5b/"
+	i=$((i + 1))
+done
+SPLIT=("${ALL[@]:0:10}" --data "$T/h5a" --data "$T/h5b" "${ALL[@]:12}")
+GPUREC_SCAN_THREADS=2 same "nccl-skew, host5 in two directories, 2 threads" 64 "${SPLIT[@]}" report nccl-skew
+GPUREC_SCAN_THREADS=2 same "rank-pace, host5 in two directories, 2 threads" 64 "${SPLIT[@]}" report rank-pace
+# Blocks of 13 calls cut most collectives of a host (8 ranks) in two: a
+# host's share (its first entry, how many ranks it had) is whole only
+# once the blocks are put together; a rank's lateness within its host
+# shows it.  --raw reads the calls; the arrivals must agree, over the
+# whole and over windows whose edges cut blocks.
+for i in 0 1 2; do
+	synth --data "$T/cut$i" --host "cut$i" --table nccl --nccl-ranks 24 \
+		--nccl-host-ranks $((8 * i))-$((8 * i + 7)) --nccl-iters 40 \
+		--nccl-step-ms 50 --nccl-late-rank 9 --nccl-late-ms 3 \
+		--nccl-late-every 4 --seed 9 --start 2026-11-01T00:00:00Z \
+		--flush-every 13
+done
+CUT=(--data "$T/cut0" --data "$T/cut1" --data "$T/cut2")
+same "nccl-skew, collectives cut across blocks" 24 "${CUT[@]}" report nccl-skew
+same "nccl-skew, collectives cut across blocks, a window" 24 "${CUT[@]}" \
+	--since 2026-11-01T00:00:00.4Z --until 2026-11-01T00:00:01.3Z report nccl-skew
+GPUREC_SCAN_THREADS=1 same "nccl-skew, collectives cut across blocks, one thread" 24 \
+	"${CUT[@]}" report nccl-skew
+same "rank-pace, collectives cut across blocks" 24 "${CUT[@]}" report rank-pace
+same "rank-pace, collectives cut across blocks, a window" 24 "${CUT[@]}" \
+	--since 2026-11-01T00:00:00.4Z --until 2026-11-01T00:00:01.3Z report rank-pace
+# A rank 400 ms behind its host in every other collective, 100 ms apart,
+# in blocks of 13 calls: its call lands blocks after its host's others,
+# with other collectives' blocks between.  The first walk counts each
+# host's records of a collective, the second gathers them all.
+for i in 0 1; do
+	synth --data "$T/trail$i" --host "trail$i" --table nccl --nccl-ranks 16 \
+		--nccl-host-ranks $((8 * i))-$((8 * i + 7)) --nccl-iters 30 \
+		--nccl-step-ms 100 --nccl-late-rank 3 --nccl-late-ms 400 \
+		--nccl-late-every 2 --seed 5 --start 2026-11-01T00:00:00Z \
+		--flush-every 13
+done
+TRAIL=(--data "$T/trail0" --data "$T/trail1")
+for n in 1 2; do
+	GPUREC_SCAN_THREADS=$n same "nccl-skew, a rank blocks behind its host, $n threads" 16 \
+		"${TRAIL[@]}" report nccl-skew
+	GPUREC_SCAN_THREADS=$n same "rank-pace, a rank blocks behind its host, $n threads" 16 \
+		"${TRAIL[@]}" report rank-pace
+done
+eq "nccl-skew, a rank blocks behind its host: late by 200 ms on average, within its host too" \
+	"$(g "${TRAIL[@]}" report nccl-skew --param limit=1 | tail -1 | awk -F, '{ d = $8 - $11; print $1, $2, ($8 >= 200 && $8 < 202.5), (d >= 0 && d < 0.3) }')" \
+	"trail0 3 1 1"
+
+# Blocks of the job's sends and receives alone have no records: read from
+# their calls, once a walk.
+nr=0 np=0
+for f in "$T"/cut*/*.seg; do
+	nr=$((nr + $(sqlite3 "$f" "SELECT count(*) FROM nccl_arr")))
+	np=$((np + $(sqlite3 "$f" "SELECT count(*) FROM blocks b WHERE tbl = 'nccl' AND NOT EXISTS (SELECT 1 FROM nccl_coll c WHERE c.block = b.id)")))
+done
+st=$(GPUREC_DEBUG_STATS=1 "$GPUREC" "${CUT[@]}" report nccl-skew 2>&1 >/dev/null |
+	sed -n 's/.*nccl_coll_read=\([0-9]*\) blocks_read=\([0-9]*\).*/\2 \1/p')
+eq "nccl-skew, collectives cut across blocks: $nr blocks from their records and arrivals" \
+	"$st $([ "$nr" -gt 100 ] && echo many)" "$((2 * np)) $((2 * nr)) many"
 # A segment whose dictionary is gone: each of its blocks is skipped with
 # --raw's warning, from its records as from its calls (the first walk
 # must not count what the second cannot name).
@@ -286,23 +417,44 @@ eq "records gone: the blocks read from their calls" \
 	"$([ "$br" -gt 0 ] && echo read) $cb" "read 0"
 
 # The C tables allocate through SQLite, so --max-memory caps them as it caps
-# SQLite's sorts: 1M calls (about 90 MB of records) under a 16M ceiling end
-# with the memory line and exit 1, not with the host's memory.
-# nccl-arrivals keeps 16 bytes a collective (its pages of spans) and
-# answers under it, as without it.
+# SQLite's sorts.  nccl-arrivals and nccl-skew keep 16 and 20 bytes a
+# collective (their pages of spans), rank-pace a few words a rank and
+# process: over 1M calls they answer under a 16M ceiling, as without it.
 synth --data "$T/big" --host big --table nccl --nccl-ranks 64 \
 	--nccl-iters 2000 --nccl-step-ms 500 --seed 4 \
 	--start 2026-11-01T00:00:00Z
-for r in nccl-skew rank-pace; do
-	out=$("$GPUREC" --data "$T/big" --max-memory 16M report $r 2>&1 >/dev/null); rc=$?
-	eq "$r over 1M calls under --max-memory 16M: the memory line, exit 1" \
-		"$rc $out" "1 gpurec: out of memory: the query needs more than --max-memory allows"
-done
 "$GPUREC" --format csv --data "$T/big" --max-memory 16M report nccl-arrivals \
 	>"$T/big.capped" 2>"$T/big.err"; rc=$?
 "$GPUREC" --format csv --data "$T/big" report nccl-arrivals >"$T/big.out"
 eq "nccl-arrivals over 1M calls under --max-memory 16M: answered, as without it" \
 	"$rc $(wc -c <"$T/big.err") $(wc -l <"$T/big.out") $(cmp -s "$T/big.capped" "$T/big.out" && echo same)" \
 	"0 0 51 same"
+"$GPUREC" --format csv --data "$T/big" --max-memory 16M report nccl-skew \
+	>"$T/big.capped" 2>"$T/big.err"; rc=$?
+"$GPUREC" --format csv --data "$T/big" report nccl-skew >"$T/big.out"
+eq "nccl-skew over 1M calls under --max-memory 16M: answered, as without it" \
+	"$rc $(wc -c <"$T/big.err") $(wc -l <"$T/big.out") $(cmp -s "$T/big.capped" "$T/big.out" && echo same)" \
+	"0 0 65 same"
+"$GPUREC" --format csv --data "$T/big" --max-memory 16M report rank-pace \
+	>"$T/big.capped" 2>"$T/big.err"; rc=$?
+"$GPUREC" --format csv --data "$T/big" report rank-pace >"$T/big.out"
+eq "rank-pace over 1M calls under --max-memory 16M: answered, as without it" \
+	"$rc $(wc -c <"$T/big.err") $(wc -l <"$T/big.out") $(cmp -s "$T/big.capped" "$T/big.out" && echo same)" \
+	"0 0 65 same"
+# Where a process drives several ranks of one communicator, rank-pace's
+# pairs need every call at once: the walk that holds them answers (88
+# bytes a call), and --max-memory caps it: 16 ranks in one process, 20,000
+# collectives (320,000 calls) under 16M end with the memory line, exit 1,
+# not with the host's memory; without the cap, --raw's rows.
+awk -v s0=$S0 'BEGIN {
+	for (q = 1; q <= 20000; q++)
+		for (r = 0; r < 16; r++)
+			printf "nccl\tts=%d\tpid=970\ttid=%d\tcomm=python3\tdur=900\top=AllReduce\tbytes=4096\trank=%d\tnranks=16\tcomm_id=99\tseq=%d\n", s0 + q * 1000000 + r * 100, 970 + r, r, q
+}' >"$T/mr.rows"
+synth --data "$T/mr" --host mr --rows "$T/mr.rows"
+out=$("$GPUREC" --data "$T/mr" --max-memory 16M report rank-pace 2>&1 >/dev/null); rc=$?
+eq "rank-pace, one process driving 16 ranks, 320,000 calls under --max-memory 16M: the memory line, exit 1" \
+	"$rc $out" "1 gpurec: out of memory: the query needs more than --max-memory allows"
+same "rank-pace, one process driving 16 ranks, 320,000 calls" 16 --data "$T/mr" report rank-pace
 
 finish

@@ -4,7 +4,9 @@
 # with what the job issued (tests/gpu/nccl_job.py): collective counts,
 # bytes, one communicator id on every rank, a gap-free seq per rank, and
 # with two or more ranks the planted late rank in nccl-skew: named first,
-# its p99 and max lateness within 10% of the delay.  More ranks than GPUs
+# its p99 and max lateness within 10% of the delay; nccl-arrivals,
+# nccl-skew and rank-pace from the records and arrivals gpurecd kept equal
+# to their answers from every call.  More ranks than GPUs
 # share GPU 0 as "hosts" of their own (see nccl_job.py).  Exits 1 if a
 # check fails.
 # Usage, from the repository root: bash tests/gpu/nccl.sh [BIN_DIR] [NPROC]
@@ -71,6 +73,21 @@ if [ "$NPROC" -ge 2 ]; then
 	cmp -s "$OUT/arr.records" "$OUT/arr.calls" && [ "${recs:-0}" -gt 0 ] &&
 		[ "$(wc -l <"$OUT/arr.records")" -gt 100 ] && ARR=0
 	echo "nccl-arrivals from $recs blocks' records, $(($(wc -l <"$OUT/arr.records") - 1)) collectives: $([ $ARR = 0 ] && echo "equal to every call's" || echo "NOT equal to every call's")"
+	# nccl-skew and rank-pace read the arrivals kept beside the records:
+	# each must print what its --raw SQL prints over every call.
+	for r in nccl-skew rank-pace; do
+		GPUREC_DEBUG_STATS=1 $BIN/gpurec --data $W/d --format csv report $r >"$OUT/$r.arr" 2>"$OUT/$r.stats"
+		$BIN/gpurec --data $W/d --format csv --max-memory 8G report $r --raw >"$OUT/$r.raw"
+		recs=$(sed -n 's/.*nccl_coll_read=\([0-9]*\).*/\1/p' "$OUT/$r.stats")
+		if cmp -s "$OUT/$r.arr" "$OUT/$r.raw" && [ "${recs:-0}" -gt 0 ] &&
+			[ "$(wc -l <"$OUT/$r.arr")" -gt "$NPROC" ]; then
+			echo "$r from $recs blocks' records and arrivals: equal to --raw's"
+		else
+			echo "$r from $recs blocks' records and arrivals: NOT equal to --raw's"
+			diff "$OUT/$r.arr" "$OUT/$r.raw" | head -5
+			ARR=1
+		fi
+	done
 fi
 
 # The checks: issued = recorded per rank and op, bytes, one communicator,
