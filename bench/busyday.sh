@@ -75,13 +75,14 @@ make_day() {
 H=$B/busyday/host0
 # v4: the codec's zstd block per byte plane (the bytes, not the events,
 # changed); v5: the nccl blocks' records (store/ncclcoll.h), which
-# nccl-arrivals reads.  Recordings of an older stamp are written again.
-make_day "$H" "v5 day=$S seed=1 host=host0" --day "$S" --seed 1 --host host0
+# nccl-arrivals reads; v6: their calls' arrivals, which nccl-skew reads.
+# Recordings of an older stamp are written again.
+make_day "$H" "v6 day=$S seed=1 host=host0" --day "$S" --seed 1 --host host0
 LATE="--job-hosts 8 --nccl-late-rank 43 --nccl-late-ms 5 --nccl-late-every 10"
 FLEET=()
 for i in 0 1 2 3 4 5 6 7; do
 	make_day "$B/busyday/fleet/host$i" \
-		"v5 day=$FS seed=1 host=host$i $LATE index=$i" \
+		"v6 day=$FS seed=1 host=host$i $LATE index=$i" \
 		--day "$FS" --seed 1 --host "host$i" --host-index "$i" $LATE
 	FLEET+=(--data "$B/busyday/fleet/host$i")
 done

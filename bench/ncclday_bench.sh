@@ -13,6 +13,8 @@
 #   ncclday.nccl_b_per_call           the nccl blocks' payload per call
 #   ncclday.coll_b_per_call           nccl_coll's records (store/ncclcoll.h)
 #                                     per call: what nccl-arrivals reads
+#   ncclday.arr_b_per_call            nccl_arr's arrivals per call: what
+#                                     nccl-skew's second walk reads
 #   reports.nccl_arrivals_8xLABEL_nccl_s  nccl-arrivals over all of it,
 #                                     warm cache, median of 3
 #   ncclday.nccl_arrivals_rss_mb      its peak RSS
@@ -22,9 +24,12 @@
 #                                     argument (every call) printed
 #   ncclday.window_records_s, ncclday.window_calls_s   those two, 1 run
 #   reports.nccl_skew_8xLABEL_nccl_s, reports.rank_pace_8xLABEL_nccl_s
-#                                     seconds, or "memory" where the query
-#                                     ended with --max-memory's line (they
-#                                     still hold every call)
+#                                     each over all of it (the arrivals,
+#                                     nccl_arr), median of 3, and
+#                                     ncclday.<report>_rss_mb its peak RSS
+#   ncclday.<report>_window_equals_raw  1 if over 1 minute of its middle
+#                                     the report printed what --raw (the
+#                                     window-function SQL) printed
 set -euo pipefail
 B=${1:-build}
 HOURS=${2:-24}
@@ -36,7 +41,7 @@ L=8x$([ $((S % 3600)) = 0 ] && echo "$((S / 3600))h" || echo "$((S / 60))m")
 # One iteration: 30 ms, plus rank 43's 5 ms in one collective of ten
 # (6 a iteration): 33 ms; the last second left free, as synth_day.c does.
 ITERS=$(( (S * 1000 - 1000) / 33 ))
-STAMP="v1 s=$S iters=$ITERS seed=1"
+STAMP="v2 s=$S iters=$ITERS seed=1"
 
 if [ "$(cat "$D/.stamp" 2>/dev/null)" != "$STAMP" ]; then
 	chattr -R -i "$D" 2>/dev/null || true
@@ -62,11 +67,13 @@ echo "ncclday.gen_s $(cat "$D/.gen_s") s"
 for f in "$D"/host*/*.seg; do
 	sqlite3 "$f" "SELECT (SELECT total(count) FROM blocks WHERE tbl = 'nccl'),
 		(SELECT total(length(payload)) FROM blocks WHERE tbl = 'nccl'),
-		(SELECT total(length(payload)) FROM nccl_coll)"
-done | awk -F'|' '{ c += $1; b += $2; r += $3 }
+		(SELECT total(length(payload)) FROM nccl_coll),
+		(SELECT total(length(payload)) FROM nccl_arr)"
+done | awk -F'|' '{ c += $1; b += $2; r += $3; a += $4 }
 	END { printf "ncclday.calls %d calls\n", c
 	      printf "ncclday.nccl_b_per_call %.3f B\n", b / c
-	      printf "ncclday.coll_b_per_call %.3f B\n", r / c }'
+	      printf "ncclday.coll_b_per_call %.3f B\n", r / c
+	      printf "ncclday.arr_b_per_call %.3f B\n", a / c }'
 
 ns() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1 || return 1
 	t1=$(date +%s%N); echo $((t1 - t0)); }
@@ -102,7 +109,18 @@ echo "ncclday.window_equals_calls $same bool"
 echo "ncclday.window_records_s $(secs $((t1 - t0))) s"
 echo "ncclday.window_calls_s $(secs $((t2 - t1))) s"
 
+W1=(--since "@$MID" --until "@$(( MID + 60 ))")
 for r in nccl-skew rank-pace; do
-	v=$(median3 "$G" "${DATA[@]}" --format csv report "$r")
-	echo "reports.${r//-/_}_${L}_nccl_s $v$([ "$v" = memory ] || echo ' s')"
+	k=${r//-/_}
+	echo "reports.${k}_${L}_nccl_s $(median3 "$G" "${DATA[@]}" --format csv report $r) s"
+	rss=$( { /usr/bin/time -f '%M' "$G" "${DATA[@]}" --format csv \
+		report $r >/dev/null; } 2>&1 | tail -1)
+	echo "ncclday.${k}_rss_mb $((rss / 1024)) MB"
+	"$G" "${DATA[@]}" "${W1[@]}" --format csv report $r >"$D/.$r.csv"
+	"$G" "${DATA[@]}" "${W1[@]}" --format csv --max-memory 8G --raw \
+		report $r >"$D/.$r-raw.csv"
+	same=0
+	if [ "$(wc -l <"$D/.$r.csv")" = 65 ] &&
+		cmp -s "$D/.$r.csv" "$D/.$r-raw.csv"; then same=1; fi
+	echo "ncclday.${k}_window_equals_raw $same bool"
 done
