@@ -1291,13 +1291,14 @@ struct arr_walk {
 	 * and a few pages each, not a table each. */
 	struct spans *shared;
 	pthread_mutex_t *lock;
-	/* nccl_rank_skew's first walk: a bit a (host, collective) met, in
-	 * pages of SPAN_SEQS seqs keyed (host, comm, base); the records of
-	 * each (host, comm, seq) met in more than one block (2 or more);
-	 * the collectives of the block being read from its calls; strict:
-	 * a block's arrivals are read whole before its records are taken. */
+	/* nccl_rank_skew's first walk: per (host, collective) the blocks
+	 * that had its calls, 4 bits each (15: see splits), in pages of
+	 * SPAN_SEQS seqs keyed (host, comm, base); the count of those past
+	 * 14, by (host, comm, seq); the collectives of the block being read
+	 * from its calls; strict: a block's arrivals are read whole before
+	 * its records are taken. */
 	struct idmap hbm, splits, blockset;
-	uint64_t (*hbits)[SPAN_SEQS / 64];
+	uint8_t (*hbits)[SPAN_SEQS / 2];
 	uint32_t *splitn;
 	uint32_t caphb, capsplit;
 	int64_t hbkey[3], hbmemo;
@@ -1485,11 +1486,10 @@ static int seen_mark(struct arr_walk *aw, int64_t id)
 }
 
 /* nccl_rank_skew's first walk: host @h's record of (comm, seq) in one
- * block (or its calls in a block read from its calls).  A second one on
- * the host marks the collective N_SPLIT and counts the host's records of
- * it (aw->splits): the second walk gathers those before it counts them,
- * so that the host's first entry and its calls are whole.  Returns 0 or
- * -ENOMEM. */
+ * block (or its calls in a block read from its calls).  Counts the host's
+ * records of it; a second marks the collective N_SPLIT: the second walk
+ * gathers that host's records of it before it counts them, so that the
+ * host's first entry and its calls are whole.  Returns 0 or -ENOMEM. */
 static int skew_record(struct arr_walk *aw, int h, int64_t comm, int64_t seq)
 {
 	int64_t base = (int64_t)((uint64_t)seq & ~(uint64_t)(SPAN_SEQS - 1));
@@ -1507,20 +1507,45 @@ static int skew_record(struct arr_walk *aw, int h, int64_t comm, int64_t seq)
 		aw->hbmemo = g;
 	}
 	int j = (int)((uint64_t)seq & (SPAN_SEQS - 1));
-	uint64_t bit = 1ull << (j % 64);
-	if (!(aw->hbits[g][j / 64] & bit)) {
-		aw->hbits[g][j / 64] |= bit;
-		return 0;
+	uint8_t *b = &aw->hbits[g][j / 2];
+	int sh = (j & 1) * 4;
+	unsigned c = *b >> sh & 15;
+	if (c < 15) {
+		*b = (uint8_t)((*b & ~(15u << sh)) | (c + 1) << sh);
+	} else {
+		/* 15 blocks or more: counted exactly aside. */
+		int64_t k[4] = { h, comm, seq, 0 };
+		int64_t x = id_val(&aw->splits, k, (void **)&aw->splitn,
+				   &aw->capsplit, sizeof(*aw->splitn), &isnew);
+		if (x < 0)
+			return -ENOMEM;
+		aw->splitn[x] = isnew ? 16 : aw->splitn[x] + 1;
 	}
-	int64_t k[4] = { h, comm, seq, 0 };
-	int64_t x = id_val(&aw->splits, k, (void **)&aw->splitn,
-			   &aw->capsplit, sizeof(*aw->splitn), &isnew);
-	struct span_page *p = x < 0 ? NULL : span_page(&aw->sp, comm, seq);
-	if (!p)
-		return -ENOMEM;
-	aw->splitn[x] = isnew ? 2 : aw->splitn[x] + 1;
-	p->n[j] |= N_SPLIT;
+	if (c == 1) {
+		struct span_page *p = span_page(&aw->sp, comm, seq);
+		if (!p)
+			return -ENOMEM;
+		p->n[j] |= N_SPLIT;
+	}
 	return 0;
+}
+
+/* The first walk's count of host @h's records of (comm, seq) (0: none). */
+static uint32_t skew_records(const struct arr_walk *aw, int h, int64_t comm,
+			     int64_t seq)
+{
+	int64_t base = (int64_t)((uint64_t)seq & ~(uint64_t)(SPAN_SEQS - 1));
+	int64_t k[4] = { h, comm, base, 0 };
+	int64_t g = idmap_find(&aw->hbm, k);
+	if (g < 0)
+		return 0;
+	int j = (int)((uint64_t)seq & (SPAN_SEQS - 1));
+	uint32_t c = aw->hbits[g][j / 2] >> (j & 1) * 4 & 15;
+	if (c < 15)
+		return c;
+	int64_t k2[4] = { h, comm, seq, 0 };
+	int64_t x = idmap_find(&aw->splits, k2);
+	return x < 0 ? 15 : aw->splitn[x];
 }
 
 /* Answers for a block from its records (aw->blk): returns 1 once
@@ -1894,9 +1919,10 @@ out:
  * The second walk runs on every CPU (gr_vtab__walkers()), each thread
  * over whole --data directories, so that a host's blocks meet in order in
  * one thread; the ranks' sums are per host, so the threads' rows are
- * disjoint.  Memory is the first walk's (20 bytes a collective, in one
- * table the threads move their pages into every SKEW_FLUSH_PAGES) and two
- * blocks a host; time, reading every call's few bytes once. */
+ * disjoint.  Memory is the first walk's: 20 bytes a collective, in one
+ * table the threads move their pages into every SKEW_FLUSH_PAGES, and 4
+ * bits a host and collective (its blocks); then the split collectives in
+ * flight.  Time: reading every call's few bytes once. */
 
 /* One call of a collective, in its rank's terms. */
 struct pcall {
@@ -1967,7 +1993,7 @@ struct skew_part {
 	int fbhost;
 	struct idmap pendm;		/* (host, comm, seq) -> pend */
 	struct spend *pend;
-	uint32_t cappend;
+	uint32_t cappend, npending;	/* npending: left > 0 */
 	struct pcall *rcall;		/* a record's calls */
 	size_t caprcall;
 	int redo;			/* arrivals failed: walk again, strict */
@@ -2105,6 +2131,38 @@ static void skew_finish(struct skew_part *sk, const struct span_page *p,
 	}
 }
 
+/* Drops the finished entries of sk->pendm once they are most of it: a
+ * rank trailing its host by seconds splits every collective of the host,
+ * and only those in flight need keeping.  Returns 0 or -ENOMEM. */
+static int skew_pend_room(struct skew_part *sk)
+{
+	uint32_t n = sk->pendm.n;
+	if (n < 1024 || sk->npending * 2 > n)
+		return 0;
+	struct idmap m = {0};
+	struct spend *v = NULL;
+	uint32_t cap = 0;
+	for (uint32_t g = 0; g < n; g++) {
+		int isnew;
+		if (!sk->pend[g].left)
+			continue;
+		int64_t x = id_val(&m, sk->pendm.key[g], (void **)&v, &cap,
+				   sizeof(*v), &isnew);
+		if (x < 0) {
+			idmap_free(&m);
+			sqlite3_free(v);
+			return -ENOMEM;
+		}
+		v[x] = sk->pend[g];
+	}
+	idmap_free(&sk->pendm);
+	sqlite3_free(sk->pend);
+	sk->pendm = m;
+	sk->pend = v;
+	sk->cappend = cap;
+	return 0;
+}
+
 /* Host @h's record of (comm, seq) in one block: its n calls c, the first
  * at @first.  Folded at once, or, where the collective is split, gathered
  * with the host's other records of it until the last has come. */
@@ -2120,21 +2178,30 @@ static void skew_take(struct skew_part *sk, int h, int64_t comm, int64_t seq,
 		return;
 	}
 	int64_t k[4] = { h, comm, seq, 0 };
-	int isnew;
-	int64_t g = id_val(&sk->pendm, k, (void **)&sk->pend, &sk->cappend,
-			   sizeof(*sk->pend), &isnew);
+	int64_t g = idmap_find(&sk->pendm, k);
 	if (g < 0) {
-		sk->err = -ENOMEM;
-		return;
+		/* Split on another host only: this host's one record. */
+		uint32_t left = skew_records(&sk->aw, h, comm, seq);
+		if (left <= 1) {
+			skew_finish(sk, p, j, first, c, n);
+			return;
+		}
+		if (skew_pend_room(sk)) {
+			sk->err = -ENOMEM;
+			return;
+		}
+		int isnew;
+		g = id_val(&sk->pendm, k, (void **)&sk->pend, &sk->cappend,
+			   sizeof(*sk->pend), &isnew);
+		if (g < 0) {
+			sk->err = -ENOMEM;
+			return;
+		}
+		sk->pend[g].left = left;
+		sk->pend[g].first = first;
+		sk->npending++;
 	}
 	struct spend *e = &sk->pend[g];
-	if (isnew) {
-		/* The host's records of it: 1 where it is split on another
-		 * host only. */
-		int64_t x = idmap_find(&sk->aw.splits, k);
-		e->left = x < 0 ? 1 : sk->aw.splitn[x];
-		e->first = first;
-	}
 	if (!e->left)
 		return;		/* more records than the first walk met */
 	size_t cap = e->cap;
@@ -2153,6 +2220,7 @@ static void skew_take(struct skew_part *sk, int h, int64_t comm, int64_t seq,
 	sqlite3_free(e->c);
 	e->c = NULL;
 	e->n = e->cap = 0;
+	sk->npending--;
 }
 
 static int cmp_fcall(const void *pa, const void *pb)

@@ -360,12 +360,13 @@ same "rank-pace, collectives cut across blocks" 24 "${CUT[@]}" report rank-pace
 same "rank-pace, collectives cut across blocks, a window" 24 "${CUT[@]}" \
 	--since 2026-11-01T00:00:00.4Z --until 2026-11-01T00:00:01.3Z report rank-pace
 # A rank 400 ms behind its host in every other collective, 100 ms apart,
-# in blocks of 13 calls: its call lands blocks after its host's others,
-# with other collectives' blocks between.  The first walk counts each
-# host's records of a collective, the second gathers them all.
+# in blocks of 13 calls: its call lands blocks after its host's others
+# (up to 20), with other collectives' blocks between.  The first walk
+# counts each host's records of a collective (past 15 aside), the second
+# gathers them all, keeping only those in flight (2,400 collectives).
 for i in 0 1; do
 	synth --data "$T/trail$i" --host "trail$i" --table nccl --nccl-ranks 16 \
-		--nccl-host-ranks $((8 * i))-$((8 * i + 7)) --nccl-iters 30 \
+		--nccl-host-ranks $((8 * i))-$((8 * i + 7)) --nccl-iters 400 \
 		--nccl-step-ms 100 --nccl-late-rank 3 --nccl-late-ms 400 \
 		--nccl-late-every 2 --seed 5 --start 2026-11-01T00:00:00Z \
 		--flush-every 13
@@ -377,6 +378,16 @@ for n in 1 2; do
 	GPUREC_SCAN_THREADS=$n same "rank-pace, a rank blocks behind its host, $n threads" 16 \
 		"${TRAIL[@]}" report rank-pace
 done
+# 24 ranks a host in blocks of one call: a host's share of a collective in
+# 24 blocks (past the 15 counted in 4 bits).
+for i in 0 1; do
+	synth --data "$T/wide$i" --host "wide$i" --table nccl --nccl-ranks 48 \
+		--nccl-host-ranks $((24 * i))-$((24 * i + 23)) --nccl-iters 10 \
+		--nccl-step-ms 100 --seed 5 --start 2026-11-01T00:00:00Z \
+		--flush-every 1
+done
+same "nccl-skew, a host's share of a collective in 24 blocks" 48 \
+	--data "$T/wide0" --data "$T/wide1" report nccl-skew
 eq "nccl-skew, a rank blocks behind its host: late by 200 ms on average, within its host too" \
 	"$(g "${TRAIL[@]}" report nccl-skew --param limit=1 | tail -1 | awk -F, '{ d = $8 - $11; print $1, $2, ($8 >= 200 && $8 < 202.5), (d >= 0 && d < 0.3) }')" \
 	"trail0 3 1 1"
