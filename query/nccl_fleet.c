@@ -2003,8 +2003,6 @@ struct skew_part {
 	size_t capts, capslot;
 	char *msg;			/* the walk's error message */
 	int rc;
-	pthread_t th;
-	int started;
 };
 
 static void skew_part_free(struct skew_part *sk)
@@ -2431,6 +2429,26 @@ static int skew_first_walk(struct skew_part *sk)
 	return sk->rc;
 }
 
+/* Runs fn on each of the n parts (of size bytes each, from parts), the
+ * first on this thread and each other on a thread of its own; a thread
+ * that cannot start leaves its part to this one. */
+static void run_parts(void *parts, size_t size, int n, void *(*fn)(void *))
+{
+	struct { pthread_t th; int started; } t[64];
+	char *p = parts;
+
+	for (int i = 1; i < n; i++)
+		t[i].started = pthread_create(&t[i].th, NULL, fn,
+					      p + (size_t)i * size) == 0;
+	fn(p);
+	for (int i = 1; i < n; i++) {
+		if (t[i].started)
+			pthread_join(t[i].th, NULL);
+		else
+			fn(p + (size_t)i * size);
+	}
+}
+
 static void *skew_main(void *arg)
 {
 	struct skew_part *sk = arg;
@@ -2447,17 +2465,7 @@ static int skew_run(struct skew_part *parts, int n, int pass, char **err)
 {
 	for (int i = 0; i < n; i++)
 		parts[i].aw.pass = pass;
-	/* A thread that cannot start leaves its part to this one. */
-	for (int i = 1; i < n; i++)
-		parts[i].started = pthread_create(&parts[i].th, NULL,
-						  skew_main, &parts[i]) == 0;
-	skew_main(&parts[0]);
-	for (int i = 1; i < n; i++) {
-		if (parts[i].started)
-			pthread_join(parts[i].th, NULL);
-		else
-			skew_main(&parts[i]);
-	}
+	run_parts(parts, sizeof(*parts), n, skew_main);
 	for (int i = 0; i < n; i++)
 		if (parts[i].rc != SQLITE_OK) {
 			*err = parts[i].msg;
@@ -2709,8 +2717,6 @@ struct pace_part {
 	int opok_seg;
 	char *msg;
 	int rc;
-	pthread_t th;
-	int started;
 };
 
 static void pace_part_free(struct pace_part *pp)
@@ -2857,10 +2863,8 @@ static inline void pace_call(struct pace_part *pp, uint32_t rk, uint32_t rp,
 
 /* A process's call of any op: its time in NCCL calls. */
 static int pace_time(struct pace_part *pp, int host, int64_t pid,
-		     int64_t start, int64_t end_ts, int has_dur,
-		     int64_t sumdur, int64_t end)
+		     int64_t start, int has_dur, int64_t sumdur, int64_t end)
 {
-	(void)end_ts;
 	int isnew;
 	int64_t k[4] = { host, pid, 0, 0 };
 	int64_t g = id_val(&pp->times, k, (void **)&pp->tm, &pp->captm,
@@ -2967,8 +2971,8 @@ static int pace_arrivals(struct pace_part *pp, struct gr_segment *s, int h,
 		for (uint32_t i = 0; i < a->nproc; i++) {
 			const struct gr_arr_proc *x = &a->proc[i];
 			if (x->pid != NUL &&
-			    pace_time(pp, h, x->pid, x->min_ts, x->max_ts,
-				      x->has_dur, x->sumdur, x->maxend))
+			    pace_time(pp, h, x->pid, x->min_ts, x->has_dur,
+				      x->sumdur, x->maxend))
 				return -ENOMEM;
 		}
 	int64_t *ts = pp->pass == 2 ? pp->ts : NULL;
@@ -3053,7 +3057,7 @@ static int pace_row_call(void *ctx, const struct coll_call *c)
 		return -ENOMEM;
 	pp->hhint = h;
 	if (pp->pass == 1 && c->pid != NUL &&
-	    pace_time(pp, h, c->pid, c->ts, c->ts, c->dur != NUL, c->dur,
+	    pace_time(pp, h, c->pid, c->ts, c->dur != NUL, c->dur,
 		      c->dur != NUL ? c->ts + c->dur : 0))
 		return -ENOMEM;
 	if (!c->coll)
@@ -3093,16 +3097,7 @@ static int pace_run(struct pace_part *parts, int n, int pass, char **err)
 		parts[i].pass = pass;
 		parts[i].hhint = parts[i].ohint = -1;
 	}
-	for (int i = 1; i < n; i++)
-		parts[i].started = pthread_create(&parts[i].th, NULL,
-						  pace_main, &parts[i]) == 0;
-	pace_walk(&parts[0]);
-	for (int i = 1; i < n; i++) {
-		if (parts[i].started)
-			pthread_join(parts[i].th, NULL);
-		else
-			pace_walk(&parts[i]);
-	}
+	run_parts(parts, sizeof(*parts), n, pace_main);
 	for (int i = 0; i < n; i++)
 		if (parts[i].rc != SQLITE_OK) {
 			*err = parts[i].msg;
